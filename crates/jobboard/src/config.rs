@@ -1,0 +1,252 @@
+//! Settings: the embedded, commented default file (`jobboard.toml` at the repository root),
+//! overridden by a user file, then by environment variables and flags (merged by clap).
+
+use std::{net::SocketAddr, time::Duration};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// The commented default configuration; its values are the defaults.
+pub const DEFAULT_FILE: &str = include_str!("../../../jobboard.toml");
+
+/// One layer of settings; every field optional so layers can be stacked.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    pub listen: Option<String>,
+    pub database: Option<String>,
+    pub db_max_connections: Option<u32>,
+    pub public_url: Option<String>,
+    pub log_format: Option<String>,
+    pub request_timeout: Option<u64>,
+    pub api: Option<bool>,
+    pub worker: Option<bool>,
+    pub scheduler: Option<bool>,
+    pub default_read_limit: Option<u32>,
+    pub default_write_limit: Option<u32>,
+    pub auth_failure_limit: Option<u32>,
+    #[serde(default)]
+    pub webhooks: WebhookLayer,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookLayer {
+    pub allow_private_targets: Option<bool>,
+    pub allowed_cidrs: Option<Vec<String>>,
+    pub retry_schedule: Option<Vec<u64>>,
+    pub disable_after: Option<u64>,
+    pub timeout: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub concurrency_per_target: Option<usize>,
+}
+
+macro_rules! overlay {
+    ($base:expr, $top:expr, $($f:ident),*) => { $( if $top.$f.is_some() { $base.$f = $top.$f.clone(); } )* };
+}
+
+impl Layer {
+    /// Applies `top` over `self`.
+    pub fn overlay(mut self, top: &Layer) -> Layer {
+        overlay!(
+            self,
+            top,
+            listen,
+            database,
+            db_max_connections,
+            public_url,
+            log_format,
+            request_timeout,
+            api,
+            worker,
+            scheduler,
+            default_read_limit,
+            default_write_limit,
+            auth_failure_limit
+        );
+        overlay!(
+            self.webhooks,
+            top.webhooks,
+            allow_private_targets,
+            allowed_cidrs,
+            retry_schedule,
+            disable_after,
+            timeout,
+            concurrency,
+            concurrency_per_target
+        );
+        self
+    }
+}
+
+/// Resolved settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub database: String,
+    pub db_max_connections: u32,
+    /// Base URL without trailing slash; empty for relative links.
+    pub public_url: String,
+    pub log_json: bool,
+    pub request_timeout: Duration,
+    pub api: bool,
+    pub worker: bool,
+    pub scheduler: bool,
+    pub default_read_limit: u32,
+    pub default_write_limit: u32,
+    pub auth_failure_limit: u32,
+    pub webhooks: WebhookConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct WebhookConfig {
+    pub allow_private_targets: bool,
+    pub allowed_cidrs: Vec<String>,
+    pub retry_schedule: Vec<Duration>,
+    pub disable_after: Duration,
+    pub timeout: Duration,
+    pub concurrency: usize,
+    pub concurrency_per_target: usize,
+}
+
+impl Config {
+    /// Loads defaults, then `file` (if any), then `top` (environment and flags).
+    pub fn load(file: Option<&str>, top: &Layer) -> anyhow::Result<Config> {
+        let mut layer: Layer =
+            toml::from_str(DEFAULT_FILE).context("embedded default configuration")?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading config file {path}"))?;
+            let user: Layer =
+                toml::from_str(&text).with_context(|| format!("parsing config file {path}"))?;
+            layer = layer.overlay(&user);
+        }
+        Config::resolve(layer.overlay(top))
+    }
+
+    /// Defaults with `database` replaced; for tools and tests.
+    pub fn with_database(database: &str) -> Config {
+        let top = Layer {
+            database: Some(database.to_string()),
+            ..Layer::default()
+        };
+        Config::load(None, &top).expect("embedded defaults are valid")
+    }
+
+    fn resolve(l: Layer) -> anyhow::Result<Config> {
+        // Every field is present in the embedded default file.
+        let listen = l.listen.unwrap_or_default();
+        let listen: SocketAddr = listen
+            .parse()
+            .with_context(|| format!("listen address {listen:?}"))?;
+        let log_format = l.log_format.unwrap_or_default();
+        anyhow::ensure!(
+            matches!(log_format.as_str(), "text" | "json"),
+            "log_format must be \"text\" or \"json\""
+        );
+        let public_url = l
+            .public_url
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .to_string();
+        if !public_url.is_empty() {
+            anyhow::ensure!(
+                public_url.starts_with("http://") || public_url.starts_with("https://"),
+                "public_url must be an absolute http(s) URL"
+            );
+        }
+        let read = l.default_read_limit.unwrap_or(100);
+        let write = l.default_write_limit.unwrap_or(30);
+        anyhow::ensure!(
+            (1..=crate::ratelimit::MAX_LIMIT).contains(&read),
+            "default_read_limit out of range"
+        );
+        anyhow::ensure!(
+            (1..=crate::ratelimit::MAX_LIMIT).contains(&write),
+            "default_write_limit out of range"
+        );
+        let w = l.webhooks;
+        let schedule = w.retry_schedule.unwrap_or_default();
+        let concurrency = w.concurrency.unwrap_or(64);
+        let per_target = w.concurrency_per_target.unwrap_or(4);
+        anyhow::ensure!(
+            concurrency >= 1 && per_target >= 1,
+            "webhook concurrency must be at least 1"
+        );
+        let timeout = w.timeout.unwrap_or(15);
+        anyhow::ensure!(timeout >= 1, "webhook timeout must be at least 1 second");
+        Ok(Config {
+            listen,
+            database: l.database.unwrap_or_default(),
+            db_max_connections: l.db_max_connections.unwrap_or(16).max(1),
+            public_url,
+            log_json: log_format == "json",
+            request_timeout: Duration::from_secs(l.request_timeout.unwrap_or(30).max(1)),
+            api: l.api.unwrap_or(true),
+            worker: l.worker.unwrap_or(true),
+            scheduler: l.scheduler.unwrap_or(true),
+            default_read_limit: read,
+            default_write_limit: write,
+            auth_failure_limit: l.auth_failure_limit.unwrap_or(20).max(1),
+            webhooks: WebhookConfig {
+                allow_private_targets: w.allow_private_targets.unwrap_or(false),
+                allowed_cidrs: w.allowed_cidrs.unwrap_or_default(),
+                retry_schedule: schedule.into_iter().map(Duration::from_secs).collect(),
+                disable_after: Duration::from_secs(w.disable_after.unwrap_or(432_000)),
+                timeout: Duration::from_secs(timeout),
+                concurrency,
+                concurrency_per_target: per_target,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_defaults_match_the_contract() {
+        let c = Config::load(None, &Layer::default()).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.database, "sqlite://jobboard.db");
+        assert_eq!(
+            (
+                c.default_read_limit,
+                c.default_write_limit,
+                c.auth_failure_limit
+            ),
+            (100, 30, 20)
+        );
+        let secs: Vec<u64> = c
+            .webhooks
+            .retry_schedule
+            .iter()
+            .map(Duration::as_secs)
+            .collect();
+        assert_eq!(secs, [5, 300, 1800, 7200, 18000, 36000, 36000]);
+        assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
+        assert_eq!(c.webhooks.disable_after, Duration::from_secs(5 * 24 * 3600));
+        assert!(c.api && c.worker && c.scheduler);
+    }
+
+    #[test]
+    fn later_layers_win() {
+        let top = Layer {
+            listen: Some("127.0.0.1:9999".into()),
+            ..Layer::default()
+        };
+        let c = Config::load(None, &top).unwrap();
+        assert_eq!(c.listen.port(), 9999);
+        assert!(
+            Config::load(
+                None,
+                &Layer {
+                    log_format: Some("xml".into()),
+                    ..Layer::default()
+                }
+            )
+            .is_err()
+        );
+    }
+}

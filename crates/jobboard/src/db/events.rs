@@ -1,0 +1,52 @@
+//! The event outbox. Resource writes call [`emit`] inside their own transaction, so an
+//! event exists exactly when the change that caused it was committed.
+
+use serde_json::Value;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use super::{Db, DbResult, Ts, Tx};
+use crate::{dispatch, dispatch_tx};
+
+/// Writes one event into the outbox inside `tx`.
+pub async fn emit(tx: &mut Tx, org_id: i64, event_type: &str, data: Value) -> DbResult<Uuid> {
+    let id = Uuid::now_v7();
+    dispatch_tx!(tx, t => {
+        sqlx::query("INSERT INTO events (id, org_id, event_type, data, occurred_at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(id)
+            .bind(org_id)
+            .bind(event_type)
+            .bind(Json(&data))
+            .bind(Ts::now())
+            .execute(&mut **t)
+            .await?;
+    });
+    Ok(id)
+}
+
+/// Events not yet fanned out into deliveries.
+pub async fn pending_count(db: &Db) -> DbResult<i64> {
+    dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL").fetch_one(p).await
+    })
+}
+
+/// An event as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Event {
+    pub id: Uuid,
+    pub org_id: i64,
+    pub event_type: String,
+    pub data: Json<Value>,
+    pub occurred_at: Ts,
+}
+
+/// The events of one organization, oldest first (used by tests and tooling).
+pub async fn list_for_org(db: &Db, org_id: i64) -> DbResult<Vec<Event>> {
+    dispatch!(db.reader(), p => {
+        sqlx::query_as("SELECT id, org_id, event_type, data, occurred_at FROM events WHERE org_id = $1 ORDER BY occurred_at, id")
+            .bind(org_id)
+            .fetch_all(p)
+            .await
+    })
+}

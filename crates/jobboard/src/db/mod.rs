@@ -1,0 +1,231 @@
+//! Storage: one `Db` handle over SQLite or PostgreSQL, chosen once from the URL scheme.
+//!
+//! Queries are written once with `$N` placeholders (both engines accept them) and run on
+//! either backend through [`dispatch!`], which expands the same code for each concrete
+//! pool type, so both backends use native types and static dispatch. Where the SQL
+//! dialects differ, the code branches on [`Db::backend`].
+
+mod migrate;
+pub mod types;
+
+pub mod categories;
+pub mod events;
+pub mod keys;
+pub mod orgs;
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    PgPool, SqlitePool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+pub use types::Ts;
+
+/// Which engine a [`Db`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A connection pool of one of the two engines.
+#[derive(Clone, Debug)]
+pub enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$p` bound to the concrete pool (`&SqlitePool` or `&PgPool`).
+/// The body is compiled once per backend.
+#[macro_export]
+macro_rules! dispatch {
+    ($pool:expr, $p:ident => $body:expr) => {
+        match $pool {
+            $crate::db::Pool::Sqlite($p) => $body,
+            $crate::db::Pool::Postgres($p) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$t` bound to the concrete open transaction
+/// (`&mut Transaction<Sqlite>` or `&mut Transaction<Postgres>`); use `&mut **$t` as executor.
+#[macro_export]
+macro_rules! dispatch_tx {
+    ($tx:expr, $t:ident => $body:expr) => {
+        match $tx {
+            $crate::db::Tx::Sqlite($t) => $body,
+            $crate::db::Tx::Postgres($t) => $body,
+        }
+    };
+}
+
+/// An open write transaction on either backend.
+pub enum Tx {
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+impl Tx {
+    pub async fn commit(self) -> DbResult<()> {
+        match self {
+            Tx::Sqlite(t) => t.commit().await,
+            Tx::Postgres(t) => t.commit().await,
+        }
+    }
+}
+
+/// The storage handle. On SQLite, writes go through a single-connection pool so that
+/// write transactions queue in process instead of failing with `SQLITE_BUSY`; reads
+/// use a pool of their own. On PostgreSQL both are the same pool.
+#[derive(Clone, Debug)]
+pub struct Db {
+    read: Pool,
+    write: Pool,
+    backend: Backend,
+}
+
+/// The storage error type: a database error, or a constraint/conflict the caller maps.
+pub type DbResult<T> = Result<T, sqlx::Error>;
+
+impl Db {
+    /// Connects to `url` (`sqlite://path`, `sqlite::memory:`, or `postgres://...`),
+    /// creating an SQLite file if it is missing.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let opts = PgConnectOptions::from_str(url)?.application_name("jobboard");
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections.max(2))
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(opts)
+                .await?;
+            let pool = Pool::Postgres(pool);
+            Ok(Db {
+                read: pool.clone(),
+                write: pool,
+                backend: Backend::Postgres,
+            })
+        } else if url.starts_with("sqlite:") {
+            let opts = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10))
+                .pragma("temp_store", "memory")
+                .pragma("cache_size", "-32000");
+            let memory = url.contains(":memory:") || url.contains("mode=memory");
+            let write = SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_with(opts.clone())
+                .await?;
+            // An in-memory database exists once per connection: share the one writer.
+            let read = if memory {
+                write.clone()
+            } else {
+                SqlitePoolOptions::new()
+                    .max_connections(max_connections.max(1))
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+                    .connect_with(opts.read_only(true))
+                    .await?
+            };
+            Ok(Db {
+                read: Pool::Sqlite(read),
+                write: Pool::Sqlite(write),
+                backend: Backend::Sqlite,
+            })
+        } else {
+            anyhow::bail!(
+                "unsupported database URL scheme (expected sqlite:// or postgres://): {}",
+                redact_url(url)
+            )
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Pool for reads.
+    pub fn reader(&self) -> &Pool {
+        &self.read
+    }
+
+    /// Pool for writes and transactions.
+    pub fn writer(&self) -> &Pool {
+        &self.write
+    }
+
+    /// The PostgreSQL pool, when this is a PostgreSQL database.
+    pub fn pg(&self) -> Option<&PgPool> {
+        match &self.write {
+            Pool::Postgres(p) => Some(p),
+            Pool::Sqlite(_) => None,
+        }
+    }
+
+    /// Begins a write transaction. On SQLite it takes the write lock at once
+    /// (`BEGIN IMMEDIATE`), so it never fails half-way on a lock upgrade.
+    pub async fn begin(&self) -> DbResult<Tx> {
+        Ok(match &self.write {
+            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        })
+    }
+
+    /// Applies pending migrations of this backend.
+    pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
+        migrate::run(self).await
+    }
+
+    /// True when the database answers and every migration is applied.
+    pub async fn ready(&self) -> bool {
+        migrate::is_current(self).await.unwrap_or(false)
+    }
+
+    pub async fn close(&self) {
+        dispatch!(&self.read, p => p.close().await);
+        dispatch!(&self.write, p => p.close().await);
+    }
+}
+
+/// Hides the password of a database URL for logs and errors.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.find(':') {
+                Some(c) => format!("{}{}:***{}", &url[..s + 3], &creds[..c], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// True when the error is a unique-constraint violation.
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Database(e) => e.is_unique_violation(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_password() {
+        assert_eq!(
+            redact_url("postgres://app:secret@127.0.0.1:5432/app"),
+            "postgres://app:***@127.0.0.1:5432/app"
+        );
+        assert_eq!(redact_url("sqlite://jobboard.db"), "sqlite://jobboard.db");
+    }
+}

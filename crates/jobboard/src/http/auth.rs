@@ -1,0 +1,114 @@
+//! Authentication and rate limiting of keyed routes.
+
+use std::net::SocketAddr;
+
+use axum::{
+    extract::{ConnectInfo, Request, State},
+    http::{HeaderMap, HeaderValue, Method},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use serde_json::json;
+
+use super::extract::Auth;
+use crate::{
+    auth::{hash_key, looks_like_key},
+    db::{Ts, keys},
+    error::ApiError,
+    ratelimit::{Decision, WINDOW},
+    server::AppState,
+};
+
+/// Authenticates `x-api-key`, applies the key's read or write bucket, and adds the
+/// `X-RateLimit-*` headers to the response. Failed authentications are limited per client
+/// address.
+pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let Some(raw) = req.headers().get("x-api-key") else {
+        return ApiError::missing_api_key().into_response();
+    };
+    let key = raw.to_str().unwrap_or("").trim();
+    if key.is_empty() {
+        return ApiError::missing_api_key().into_response();
+    }
+    let found = if looks_like_key(key) {
+        match keys::authenticate(&app.db, &hash_key(key)).await {
+            Ok(found) => found,
+            Err(e) => return ApiError::from(e).into_response(),
+        }
+    } else {
+        None
+    };
+    let Some(found) = found else {
+        let ip = req
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        return match app
+            .limiter
+            .check(&format!("auth:{ip}"), app.config.auth_failure_limit)
+            .await
+        {
+            Ok(d) if !d.allowed => rate_limited(d).into_response(),
+            Ok(_) => ApiError::invalid_api_key().into_response(),
+            Err(e) => ApiError::from(e).into_response(),
+        };
+    };
+    let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let (suffix, limit) = if write {
+        ("w", found.write_limit)
+    } else {
+        ("r", found.read_limit)
+    };
+    let limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
+    let decision = match app
+        .limiter
+        .check(&format!("{}:{suffix}", found.id), limit)
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    app.record_key_use(found.id, Ts::now());
+    let mut res = if decision.allowed {
+        req.extensions_mut().insert(Auth {
+            org_id: found.org_id,
+            key_id: found.id,
+            scopes: found.scopes.into(),
+        });
+        next.run(req).await
+    } else {
+        rate_limited(decision).into_response()
+    };
+    set_limit_headers(res.headers_mut(), &decision);
+    res
+}
+
+fn rate_limited(d: Decision) -> ApiError {
+    let mut e = ApiError::new(
+        axum::http::StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!(
+            "Rate limit of {} requests per {} seconds exceeded. Retry in {} seconds.",
+            d.limit,
+            WINDOW.as_secs(),
+            d.retry_after_secs
+        ),
+        json!({ "limit": d.limit, "window_seconds": WINDOW.as_secs(), "retry_after_seconds": d.retry_after_secs }),
+    );
+    e.headers.push((
+        axum::http::header::RETRY_AFTER,
+        HeaderValue::from(d.retry_after_secs),
+    ));
+    let mut h = HeaderMap::new();
+    set_limit_headers(&mut h, &d);
+    e.headers
+        .extend(h.into_iter().filter_map(|(k, v)| k.map(|k| (k, v))));
+    e
+}
+
+fn set_limit_headers(h: &mut HeaderMap, d: &Decision) {
+    h.insert("x-ratelimit-limit", HeaderValue::from(d.limit));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(d.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(d.reset_unix));
+}

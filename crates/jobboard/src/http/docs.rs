@@ -1,0 +1,188 @@
+//! The API description: the OpenAPI 3.1 document built from the handlers, the bundled
+//! Swagger UI at `/api/docs` (no internet needed), and the error code reference.
+
+use axum::{Router, response::Html, routing::get};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::{
+    OpenApi as _, ToSchema,
+    openapi::{
+        ContentBuilder, OpenApi, Ref, ResponseBuilder,
+        path::Operation,
+        security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme},
+    },
+};
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::{error::CODES, server::AppState};
+
+/// The error envelope every failure is answered with.
+#[derive(Serialize, ToSchema)]
+pub struct Error {
+    pub error: ErrorObject,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorObject {
+    /// Human-readable text.
+    pub message: String,
+    /// Machine-readable code; see /api/docs/errors.
+    #[schema(example = "validation_failed")]
+    pub code: String,
+    /// Additional detail: an object (for `validation_failed`: `{fields: [{field, code, message}]}`) or null.
+    #[schema(value_type = Option<Object>)]
+    pub details: Value,
+    /// Link to the documentation of this code.
+    pub url: String,
+}
+
+/// Paging metadata of list endpoints.
+#[derive(Serialize, ToSchema)]
+pub struct Pagination {
+    pub current_page: i64,
+    pub per_page: i64,
+    pub total_items: i64,
+    pub total_pages: i64,
+    pub has_more: bool,
+}
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Job Board Service API",
+        description = "REST API of one organization's job board: jobs, members with subscriptions and payments, \
+CMS collections and items, webhook subscriptions and analytics. Every call needs the `x-api-key` header. \
+Failures use the envelope `{error: {message, code, details, url}}`; the codes are listed at /api/docs/errors. \
+Rate limits per key: 100 reads (GET) and 30 writes (POST, PATCH, DELETE) per minute, reported in \
+`X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; a `429` carries `Retry-After`. \
+Request bodies are JSON objects of at most 1 MiB; unknown fields are rejected.",
+        version = env!("CARGO_PKG_VERSION"),
+    ),
+    servers((url = "/api", description = "This server")),
+    components(schemas(Error, ErrorObject, Pagination)),
+)]
+struct ApiDoc;
+
+pub fn base_document() -> OpenApi {
+    ApiDoc::openapi()
+}
+
+/// Adds what every operation shares: the key requirement and the error responses.
+pub fn finish(mut doc: OpenApi) -> OpenApi {
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        "api_key",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "x-api-key",
+            "Your organization's API key (`jb_...`).",
+        ))),
+    );
+    doc.security = Some(vec![SecurityRequirement::new(
+        "api_key",
+        Vec::<String>::new(),
+    )]);
+    for item in doc.paths.paths.values_mut() {
+        for op in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            add_error_responses(op);
+        }
+    }
+    doc
+}
+
+fn add_error_responses(op: &mut Operation) {
+    let has_body = op.request_body.is_some();
+    let mut statuses: Vec<(u16, &str)> = vec![
+        (401, "Missing or invalid API key."),
+        (403, "The key lacks the scope this operation needs."),
+        (
+            404,
+            "Not found: unknown id or slug, or a record of another organization.",
+        ),
+        (
+            422,
+            "Validation failed; every bad field or query parameter is listed.",
+        ),
+        (429, "Rate limit exceeded; see Retry-After."),
+        (500, "Unexpected error; details carry the request id."),
+        (503, "The request timed out."),
+    ];
+    if has_body {
+        statuses.extend([
+            (400, "The body is not valid JSON or not an object."),
+            (409, "The request conflicts with stored state."),
+            (413, "The body is larger than 1 MiB."),
+            (415, "The body is not sent as application/json."),
+        ]);
+    }
+    for (status, text) in statuses {
+        op.responses
+            .responses
+            .entry(status.to_string())
+            .or_insert_with(|| {
+                ResponseBuilder::new()
+                    .description(text)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Error")))
+                            .build(),
+                    )
+                    .build()
+                    .into()
+            });
+    }
+}
+
+pub fn routes(doc: OpenApi) -> Router<AppState> {
+    Router::new()
+        .merge(SwaggerUi::new("/api/docs").url("/api/openapi.json", doc))
+        .route("/api/docs/errors", get(errors_page))
+}
+
+/// Every error code with its status and meaning; each has an anchor (`#code`).
+async fn errors_page() -> Html<String> {
+    let mut rows = String::new();
+    for (code, status, text) in CODES {
+        rows.push_str(&format!(
+            "<tr id=\"{code}\"><td><a href=\"#{code}\"><code>{code}</code></a></td><td>{status}</td><td>{}</td></tr>\n",
+            markdown_code(text)
+        ));
+    }
+    Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Errors - Job Board Service API</title>\
+<style>body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}\
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.4rem .6rem;text-align:left;vertical-align:top}}\
+tr:target{{background:#fff4c2}}code{{background:#f3f3f3;padding:0 .2rem}}</style></head><body>\
+<h1>Error codes</h1><p>Every failed request is answered with <code>{{\"error\": {{\"message\", \"code\", \"details\", \"url\"}}}}</code>. \
+The <code>url</code> points to the row of its code on this page. Full API reference: <a href=\"/api/docs/\">/api/docs</a>.</p>\
+<table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>\n{rows}</tbody></table></body></html>"
+    ))
+}
+
+/// Renders `backticks` as <code> (the texts are ours; no user input reaches this page).
+fn markdown_code(text: &str) -> String {
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let mut out = String::new();
+    for (i, part) in escaped.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push_str("<code>");
+            out.push_str(part);
+            out.push_str("</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}

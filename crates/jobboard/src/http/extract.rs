@@ -1,0 +1,117 @@
+//! Extractors: the authenticated caller, the JSON body, the query string, path ids.
+
+use axum::{
+    body::Bytes,
+    extract::{FromRequest, FromRequestParts, Request},
+    http::{header, request::Parts},
+};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::input::{Input, QueryInput, parse_uuid};
+use crate::{
+    auth,
+    error::{ApiError, ApiResult},
+};
+
+/// The largest accepted request body.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The organization and key a request was authenticated as (set by the auth middleware).
+#[derive(Debug, Clone)]
+pub struct Auth {
+    pub org_id: i64,
+    pub key_id: Uuid,
+    pub scopes: std::sync::Arc<str>,
+}
+
+impl Auth {
+    /// Fails with `403 insufficient_scope` unless the key holds `scope`.
+    pub fn require(&self, scope: &str) -> ApiResult<()> {
+        if auth::grants(&self.scopes, scope) {
+            Ok(())
+        } else {
+            Err(ApiError::insufficient_scope(scope))
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Auth>()
+            .cloned()
+            .ok_or_else(ApiError::missing_api_key)
+    }
+}
+
+/// A JSON object body: `415` without a JSON content type, `413` over 1 MiB, `400
+/// invalid_json` (with line and column) when it does not parse or is not an object.
+pub struct JsonBody(pub Input);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json(req.headers().get(header::CONTENT_TYPE)) {
+            return Err(ApiError::unsupported_media_type());
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::payload_too_large(MAX_BODY_BYTES)
+            } else {
+                ApiError::invalid_json("The request body could not be read.", None, None)
+            }
+        })?;
+        Ok(JsonBody(Input::from_value(parse_json(&bytes)?)?))
+    }
+}
+
+pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::invalid_json(
+            "The request body is empty; a JSON object is required.",
+            None,
+            None,
+        ));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::invalid_json(
+            format!("The request body is not valid JSON: {e}"),
+            Some(e.line()),
+            Some(e.column()),
+        )
+    })
+}
+
+fn is_json(ct: Option<&header::HeaderValue>) -> bool {
+    let Some(ct) = ct.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let mime = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+}
+
+/// The raw query string, validated by the handler.
+pub struct Query(pub QueryInput);
+
+impl<S: Send + Sync> FromRequestParts<S> for Query {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Query(QueryInput::parse(parts.uri.query())))
+    }
+}
+
+/// Parses a path id; a malformed one is answered like an unknown one (`404 not_found`).
+pub fn path_id(raw: &str, resource: &str) -> ApiResult<Uuid> {
+    parse_uuid(raw).ok_or_else(|| ApiError::not_found(resource))
+}

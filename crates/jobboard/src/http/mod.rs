@@ -1,0 +1,180 @@
+//! The HTTP layer: routes, middleware and the OpenAPI document. It knows nothing of SQL;
+//! handlers call the storage functions in `crate::db`.
+
+mod auth;
+pub mod docs;
+pub mod extract;
+pub mod input;
+mod ops;
+
+pub mod categories;
+
+use std::{collections::HashMap, sync::Arc, time::Instant};
+
+use axum::{
+    Router,
+    body::Body,
+    extract::{DefaultBodyLimit, MatchedPath, Request, State},
+    http::{HeaderValue, StatusCode, header},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+};
+use tower_http::catch_panic::CatchPanicLayer;
+use utoipa_axum::router::OpenApiRouter;
+use uuid::Uuid;
+
+use crate::{
+    error::{ApiError, REQUEST_ID},
+    server::AppState,
+};
+
+pub use extract::{Auth, JsonBody, MAX_BODY_BYTES, Query};
+
+/// Every keyed API route, with its OpenAPI description. Paths are relative to `/api`.
+/// Each resource module contributes its routes here.
+fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(docs::base_document()).merge(categories::routes())
+}
+
+/// The OpenAPI document, exactly as served at `/api/openapi.json`.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    docs::finish(api_routes().split_for_parts().1)
+}
+
+/// The whole application router.
+pub fn router(state: AppState) -> Router {
+    let (api, doc) = api_routes().split_for_parts();
+    let doc = docs::finish(doc);
+    let allowed = Arc::new(allowed_methods(&doc));
+    let api = api.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::authenticate,
+    ));
+    Router::new()
+        .nest("/api", api)
+        .merge(docs::routes(doc))
+        .merge(ops::routes())
+        .fallback(|| async { ApiError::route_not_found() })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn_with_state(
+            (state.clone(), allowed),
+            observe,
+        ))
+        .with_state(state)
+}
+
+/// Outermost middleware: request id (accepted from `X-Request-Id` when sane), request
+/// time-out, error-envelope normalisation, metrics and the access log.
+async fn observe(
+    State((app, allowed)): State<(AppState, Arc<Allowed>)>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let start = Instant::now();
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map(String::from)
+        .unwrap_or_else(|| Uuid::now_v7().to_string());
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let method = req.method().clone();
+    let route_for_405 = route.clone();
+    let timeout = app.config.request_timeout;
+    let mut res = REQUEST_ID
+        .scope(id.clone(), async move {
+            match tokio::time::timeout(timeout, next.run(req)).await {
+                Ok(res) => normalize(res, route_for_405.as_deref().and_then(|r| allowed.get(r))),
+                Err(_) => ApiError::timeout().into_response(),
+            }
+        })
+        .await;
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        res.headers_mut().insert("x-request-id", v);
+    }
+    let route = route.as_deref().unwrap_or("unmatched");
+    let status = res.status().as_u16();
+    let elapsed = start.elapsed();
+    app.metrics.observe(route, method.as_str(), status, elapsed);
+    if status >= 500 {
+        tracing::warn!(request_id = %id, %method, route, status, latency_ms = elapsed.as_secs_f64() * 1e3, "request failed");
+    } else {
+        tracing::debug!(request_id = %id, %method, route, status, latency_ms = elapsed.as_secs_f64() * 1e3, "request");
+    }
+    res
+}
+
+/// Methods of each documented path, keyed by the router's path pattern (`/api/jobs/{id}`).
+type Allowed = HashMap<String, Vec<String>>;
+
+fn allowed_methods(doc: &utoipa::openapi::OpenApi) -> Allowed {
+    doc.paths
+        .paths
+        .iter()
+        .map(|(path, item)| {
+            let mut methods = Vec::new();
+            for (m, op) in [
+                ("GET", &item.get),
+                ("POST", &item.post),
+                ("PUT", &item.put),
+                ("PATCH", &item.patch),
+                ("DELETE", &item.delete),
+            ] {
+                if op.is_some() {
+                    methods.push(m.to_string());
+                }
+            }
+            if item.get.is_some() {
+                methods.insert(1, "HEAD".to_string());
+            }
+            (format!("/api{path}"), methods)
+        })
+        .collect()
+}
+
+/// Puts framework-generated errors (405 from the router) into the error envelope.
+fn normalize(res: Response, allowed: Option<&Vec<String>>) -> Response {
+    if res.status() == StatusCode::METHOD_NOT_ALLOWED
+        && !res.headers().contains_key(header::CONTENT_TYPE)
+    {
+        let from_header: Vec<String> = res
+            .headers()
+            .get(header::ALLOW)
+            .and_then(|v| v.to_str().ok())
+            .map(|s| {
+                s.split(',')
+                    .map(|m| m.trim().to_string())
+                    .filter(|m| !m.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let allowed = if from_header.is_empty() {
+            allowed.cloned().unwrap_or_default()
+        } else {
+            from_header
+        };
+        return ApiError::method_not_allowed(allowed).into_response();
+    }
+    res
+}
+
+/// A panic in a handler is answered `500 internal_error` with the request id; the panic
+/// message is logged, never sent.
+fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response<Body> {
+    let msg = err
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| err.downcast_ref::<&str>().copied())
+        .unwrap_or("panic");
+    ApiError::internal(&format_args!("handler panicked: {msg}")).into_response()
+}

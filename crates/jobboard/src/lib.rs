@@ -1,0 +1,25 @@
+//! jobboard: the Job Board Service API server.
+//!
+//! Data flows one way: HTTP (`http`) → validated input → storage (`db`, one transaction
+//! per change, events in the outbox) → response. Background roles (webhook worker,
+//! scheduler) use the same storage functions.
+
+#![forbid(unsafe_code)]
+
+pub mod auth;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod metrics;
+pub mod ratelimit;
+pub mod server;
+pub mod text;
+
+/// Installs the TLS crypto provider (ring) used by outgoing HTTPS; safe to call repeatedly.
+pub fn init_tls() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}

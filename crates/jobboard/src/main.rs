@@ -1,0 +1,410 @@
+//! The `jobboard` command: `serve`, `migrate`, `orgs`, `keys`, `openapi`, `config`.
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use jobboard::{
+    auth,
+    config::{Config, Layer, WebhookLayer},
+    db::{Db, keys, orgs},
+    ratelimit::MAX_LIMIT,
+    server::{self, App},
+};
+
+#[derive(Parser)]
+#[command(name = "jobboard", version, about = "Job Board Service API server")]
+struct Cli {
+    /// Configuration file (TOML); see `jobboard config` for every setting.
+    #[arg(long, global = true, env = "JOBBOARD_CONFIG")]
+    config: Option<String>,
+    /// Database URL: sqlite://PATH or postgres://USER:PASS@HOST:PORT/DB.
+    #[arg(long, global = true, env = "DATABASE_URL", hide_env_values = true)]
+    database: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API, the webhook worker and the scheduler.
+    Serve(ServeArgs),
+    /// Apply database migrations.
+    Migrate,
+    /// Manage organizations.
+    #[command(subcommand)]
+    Orgs(OrgsCmd),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(KeysCmd),
+    /// Print the OpenAPI document.
+    Openapi,
+    /// Print the commented default configuration.
+    Config,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "JOBBOARD_LISTEN")]
+    listen: Option<String>,
+    /// Absolute base URL of the service, used in links.
+    #[arg(long, env = "JOBBOARD_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Log format: text or json.
+    #[arg(long, env = "JOBBOARD_LOG_FORMAT")]
+    log_format: Option<String>,
+    /// Do not serve the HTTP API (worker or scheduler node).
+    #[arg(long)]
+    no_api: bool,
+    /// Do not run the webhook delivery worker.
+    #[arg(long)]
+    no_worker: bool,
+    /// Do not run the scheduler (expiry of jobs and CMS items).
+    #[arg(long)]
+    no_scheduler: bool,
+    /// Allow webhook targets on loopback and private addresses.
+    #[arg(long)]
+    allow_private_targets: bool,
+}
+
+#[derive(Subcommand)]
+enum OrgsCmd {
+    /// Create an organization; prints its id as the last line.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+    /// List organizations.
+    List,
+}
+
+#[derive(Subcommand)]
+enum KeysCmd {
+    /// Create a key; prints the full key as the last line (it is not stored and cannot be shown again).
+    Create {
+        #[arg(long)]
+        org: i64,
+        #[arg(long, default_value = "")]
+        name: String,
+        /// Comma-separated scopes, or * for all.
+        #[arg(long, default_value = "*")]
+        scopes: String,
+        /// GET requests per minute.
+        #[arg(long)]
+        read_limit: Option<u32>,
+        /// POST, PATCH, PUT and DELETE requests per minute.
+        #[arg(long)]
+        write_limit: Option<u32>,
+    },
+    /// List the keys of an organization (prefixes only).
+    List {
+        #[arg(long)]
+        org: i64,
+    },
+    /// Change a key's name, scopes or limits.
+    Update {
+        /// The key's id or display prefix.
+        key: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        scopes: Option<String>,
+        #[arg(long)]
+        read_limit: Option<u32>,
+        #[arg(long)]
+        write_limit: Option<u32>,
+    },
+    /// Revoke a key; it is refused from the next request on.
+    Revoke {
+        /// The key's id or display prefix.
+        key: String,
+    },
+}
+
+fn env_flag(name: &str) -> Option<bool> {
+    std::env::var(name).ok().map(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+fn env_parse<T: std::str::FromStr>(name: &str) -> anyhow::Result<Option<T>> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("{name} has an invalid value: {v:?}")),
+        _ => Ok(None),
+    }
+}
+
+/// Settings from the environment (beyond those clap reads) and flags.
+fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
+    let mut l = Layer {
+        database: cli.database.clone(),
+        db_max_connections: env_parse("JOBBOARD_DB_MAX_CONNECTIONS")?,
+        request_timeout: env_parse("JOBBOARD_REQUEST_TIMEOUT")?,
+        api: env_flag("JOBBOARD_API"),
+        worker: env_flag("JOBBOARD_WORKER"),
+        scheduler: env_flag("JOBBOARD_SCHEDULER"),
+        default_read_limit: env_parse("JOBBOARD_DEFAULT_READ_LIMIT")?,
+        default_write_limit: env_parse("JOBBOARD_DEFAULT_WRITE_LIMIT")?,
+        auth_failure_limit: env_parse("JOBBOARD_AUTH_FAILURE_LIMIT")?,
+        webhooks: WebhookLayer {
+            allow_private_targets: env_flag("JOBBOARD_ALLOW_PRIVATE_TARGETS"),
+            allowed_cidrs: std::env::var("JOBBOARD_WEBHOOK_ALLOWED_CIDRS")
+                .ok()
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                }),
+            retry_schedule: match std::env::var("JOBBOARD_WEBHOOK_RETRY_SCHEDULE") {
+                Ok(v) if !v.trim().is_empty() => Some(
+                    v.split(',')
+                        .map(|s| s.trim().parse::<u64>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| {
+                            anyhow::anyhow!(
+                                "JOBBOARD_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds"
+                            )
+                        })?,
+                ),
+                _ => None,
+            },
+            disable_after: env_parse("JOBBOARD_WEBHOOK_DISABLE_AFTER")?,
+            timeout: env_parse("JOBBOARD_WEBHOOK_TIMEOUT")?,
+            concurrency: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY")?,
+            concurrency_per_target: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY_PER_TARGET")?,
+        },
+        ..Layer::default()
+    };
+    if let Command::Serve(s) = &cli.command {
+        l.listen = s.listen.clone();
+        l.public_url = s.public_url.clone();
+        l.log_format = s.log_format.clone();
+        if s.no_api {
+            l.api = Some(false);
+        }
+        if s.no_worker {
+            l.worker = Some(false);
+        }
+        if s.no_scheduler {
+            l.scheduler = Some(false);
+        }
+        if s.allow_private_targets {
+            l.webhooks.allow_private_targets = Some(true);
+        }
+    }
+    Ok(l)
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn check_limit(name: &str, v: Option<u32>) -> anyhow::Result<Option<i64>> {
+    match v {
+        Some(n) if n == 0 || n > MAX_LIMIT => {
+            anyhow::bail!("{name} must be between 1 and {MAX_LIMIT}")
+        }
+        other => Ok(other.map(i64::from)),
+    }
+}
+
+async fn open(config: &Config) -> anyhow::Result<Db> {
+    let db = Db::connect(&config.database, 2).await?;
+    db.migrate().await?;
+    Ok(db)
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = Config::load(cli.config.as_deref(), &top_layer(&cli)?)?;
+    match cli.command {
+        Command::Openapi => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&jobboard::http::openapi())?
+            );
+        }
+        Command::Config => print!("{}", jobboard::config::DEFAULT_FILE),
+        Command::Serve(_) => {
+            init_logging(config.log_json);
+            let listen = config.listen;
+            tracing::info!(database = %jobboard::db::redact_url(&config.database), "starting");
+            let app = App::start(config).await?;
+            if let Some((org, key)) = server::bootstrap(&app).await? {
+                println!(
+                    "Created organization {org} and its first API key (shown only this once):"
+                );
+                println!("{key}");
+            }
+            let listener = tokio::net::TcpListener::bind(listen).await?;
+            tracing::info!(address = %listener.local_addr()?, api = app.config.api, worker = app.config.worker,
+                scheduler = app.config.scheduler, "listening");
+            server::run(app.clone(), listener, server::shutdown_signal()).await?;
+            app.db.close().await;
+        }
+        Command::Migrate => {
+            let db = Db::connect(&config.database, 2).await?;
+            let applied = db.migrate().await?;
+            if applied.is_empty() {
+                println!("Database is up to date.");
+            }
+            for m in applied {
+                println!("applied {m}");
+            }
+        }
+        Command::Orgs(cmd) => {
+            let db = open(&config).await?;
+            match cmd {
+                OrgsCmd::Create { name } => {
+                    let name = name.trim();
+                    anyhow::ensure!(
+                        !name.is_empty() && name.len() <= 200,
+                        "--name must be 1 to 200 characters"
+                    );
+                    let org = orgs::create(&db, name).await?;
+                    println!("Created organization {:?}", org.name);
+                    println!("{}", org.id);
+                }
+                OrgsCmd::List => {
+                    for o in orgs::list(&db).await? {
+                        println!("{}\t{}\t{}", o.id, o.created_at, o.name);
+                    }
+                }
+            }
+        }
+        Command::Keys(cmd) => {
+            let db = open(&config).await?;
+            match cmd {
+                KeysCmd::Create {
+                    org,
+                    name,
+                    scopes,
+                    read_limit,
+                    write_limit,
+                } => {
+                    anyhow::ensure!(
+                        orgs::get(&db, org).await?.is_some(),
+                        "organization {org} does not exist"
+                    );
+                    let scopes = auth::parse_scopes(&scopes).map_err(anyhow::Error::msg)?;
+                    let read = check_limit("--read-limit", read_limit)?
+                        .unwrap_or(i64::from(config.default_read_limit));
+                    let write = check_limit("--write-limit", write_limit)?
+                        .unwrap_or(i64::from(config.default_write_limit));
+                    let (k, full) = keys::create(
+                        &db,
+                        keys::NewKey {
+                            org_id: org,
+                            name: &name,
+                            scopes: &scopes,
+                            read_limit: read,
+                            write_limit: write,
+                        },
+                    )
+                    .await?;
+                    println!(
+                        "Created key {} (prefix {}) for organization {org}; scopes: {}; limits: {read} reads, {write} writes per minute.",
+                        k.id, k.prefix, k.scopes
+                    );
+                    println!("Store it now: it cannot be shown again.");
+                    println!("{full}");
+                }
+                KeysCmd::List { org } => {
+                    for k in keys::list(&db, org).await? {
+                        let state = if k.revoked_at.is_some() {
+                            "revoked"
+                        } else {
+                            "active"
+                        };
+                        let used = k
+                            .last_used_at
+                            .map(|t| t.to_string())
+                            .unwrap_or_else(|| "never".into());
+                        println!(
+                            "{}\t{}\t{state}\t{}\tread {}/min\twrite {}/min\tlast used {used}\t{}",
+                            k.id, k.prefix, k.scopes, k.read_limit, k.write_limit, k.name
+                        );
+                    }
+                }
+                KeysCmd::Update {
+                    key,
+                    name,
+                    scopes,
+                    read_limit,
+                    write_limit,
+                } => {
+                    let k = find_one(&db, &key).await?;
+                    let update = keys::KeyUpdate {
+                        name,
+                        scopes: scopes
+                            .map(|s| auth::parse_scopes(&s))
+                            .transpose()
+                            .map_err(anyhow::Error::msg)?,
+                        read_limit: check_limit("--read-limit", read_limit)?,
+                        write_limit: check_limit("--write-limit", write_limit)?,
+                    };
+                    let k = keys::update(&db, k.id, &update)
+                        .await?
+                        .ok_or_else(|| anyhow::anyhow!("key vanished"))?;
+                    println!(
+                        "Updated key {} ({}): scopes {}; read {}/min; write {}/min",
+                        k.id, k.prefix, k.scopes, k.read_limit, k.write_limit
+                    );
+                }
+                KeysCmd::Revoke { key } => {
+                    let k = find_one(&db, &key).await?;
+                    keys::revoke(&db, k.id).await?;
+                    println!("Revoked key {} ({})", k.id, k.prefix);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn find_one(db: &Db, key: &str) -> anyhow::Result<keys::ApiKey> {
+    let mut found = keys::find(db, key).await?;
+    match found.len() {
+        0 => anyhow::bail!("no key with id or prefix {key:?}"),
+        1 => Ok(found.remove(0)),
+        n => anyhow::bail!("{n} keys share the prefix {key:?}; use the key id"),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    jobboard::init_tls();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

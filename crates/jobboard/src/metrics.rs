@@ -1,0 +1,141 @@
+//! Request metrics in the Prometheus text format: counts by route, method and status, and
+//! a latency histogram by route. Lookups by route do not allocate once a route is known.
+
+use std::{collections::HashMap, fmt::Write, sync::Mutex, time::Duration};
+
+const BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Default)]
+struct RouteStats {
+    counts: HashMap<(String, u16), u64>,
+    buckets: [u64; BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    routes: Mutex<HashMap<String, RouteStats>>,
+}
+
+impl Metrics {
+    pub fn observe(&self, route: &str, method: &str, status: u16, elapsed: Duration) {
+        let secs = elapsed.as_secs_f64();
+        let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+        let stats = match routes.get_mut(route) {
+            Some(s) => s,
+            None => routes.entry(route.to_string()).or_default(),
+        };
+        match stats
+            .counts
+            .iter_mut()
+            .find(|((m, s), _)| m == method && *s == status)
+        {
+            Some((_, n)) => *n += 1,
+            None => {
+                stats.counts.insert((method.to_string(), status), 1);
+            }
+        }
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                stats.buckets[i] += 1;
+            }
+        }
+        stats.sum += secs;
+        stats.count += 1;
+    }
+
+    /// Renders every series, followed by `gauges` (name, help, value).
+    pub fn render(&self, gauges: &[(&str, &str, f64)]) -> String {
+        let routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut names: Vec<&String> = routes.keys().collect();
+        names.sort();
+        let mut out = String::new();
+        out.push_str(
+            "# HELP jobboard_http_requests_total HTTP requests by route, method and status.\n",
+        );
+        out.push_str("# TYPE jobboard_http_requests_total counter\n");
+        for name in &names {
+            let mut counts: Vec<_> = routes[*name].counts.iter().collect();
+            counts.sort();
+            for ((method, status), n) in counts {
+                let _ = writeln!(
+                    out,
+                    "jobboard_http_requests_total{{route=\"{}\",method=\"{}\",status=\"{status}\"}} {n}",
+                    escape(name),
+                    escape(method)
+                );
+            }
+        }
+        out.push_str("# HELP jobboard_http_request_duration_seconds Request latency by route.\n");
+        out.push_str("# TYPE jobboard_http_request_duration_seconds histogram\n");
+        for name in &names {
+            let s = &routes[*name];
+            let route = escape(name);
+            for (i, b) in BUCKETS.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "jobboard_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{b}\"}} {}",
+                    s.buckets[i]
+                );
+            }
+            let _ = writeln!(
+                out,
+                "jobboard_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
+                s.count
+            );
+            let _ = writeln!(
+                out,
+                "jobboard_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
+                s.sum
+            );
+            let _ = writeln!(
+                out,
+                "jobboard_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
+                s.count
+            );
+        }
+        for (name, help, value) in gauges {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+            );
+        }
+        out
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counts_and_histogram() {
+        let m = Metrics::default();
+        m.observe("/api/jobs", "GET", 200, Duration::from_millis(3));
+        m.observe("/api/jobs", "GET", 200, Duration::from_millis(30));
+        m.observe("/api/jobs", "POST", 422, Duration::from_millis(1));
+        let text = m.render(&[("jobboard_outbox_pending", "Events waiting.", 4.0)]);
+        assert!(text.contains(
+            "jobboard_http_requests_total{route=\"/api/jobs\",method=\"GET\",status=\"200\"} 2"
+        ));
+        assert!(text.contains(
+            "jobboard_http_requests_total{route=\"/api/jobs\",method=\"POST\",status=\"422\"} 1"
+        ));
+        assert!(text.contains(
+            "jobboard_http_request_duration_seconds_bucket{route=\"/api/jobs\",le=\"0.005\"} 2"
+        ));
+        assert!(
+            text.contains("jobboard_http_request_duration_seconds_count{route=\"/api/jobs\"} 3")
+        );
+        assert!(text.contains("jobboard_outbox_pending 4"));
+    }
+}

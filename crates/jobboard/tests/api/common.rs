@@ -1,0 +1,351 @@
+//! Test harness: a real server on 127.0.0.1:0 over a fresh database, on SQLite or PostgreSQL.
+//!
+//! Every storage-touching test is written once as `async fn name(b: Backend)` and listed in
+//! `backends!`, which runs it on both. PostgreSQL cases need `JOBBOARD_TEST_POSTGRES_URL`
+//! (a role allowed to create databases); without it they print a SKIPPED line, and under
+//! CI (`CI=true`) they fail instead.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use jobboard::{
+    config::Config,
+    db::{Db, keys, orgs},
+    server::{self, App, AppState, Running},
+};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each listed `async fn(Backend)` on SQLite and on PostgreSQL.
+#[macro_export]
+macro_rules! backends {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$name($crate::common::Backend::Sqlite).await;
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if $crate::common::postgres_available(concat!(module_path!(), "::postgres")) {
+                        super::$name($crate::common::Backend::Postgres).await;
+                    }
+                }
+            }
+        )*
+    };
+}
+
+pub fn postgres_url() -> Option<String> {
+    std::env::var("JOBBOARD_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// True when PostgreSQL tests can run; otherwise prints SKIPPED (and fails under CI).
+pub fn postgres_available(test: &str) -> bool {
+    if postgres_url().is_some() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!(
+            "{test}: JOBBOARD_TEST_POSTGRES_URL is not set, and CI must not skip PostgreSQL tests"
+        );
+    }
+    eprintln!("SKIPPED {test}: set JOBBOARD_TEST_POSTGRES_URL to run it on PostgreSQL");
+    false
+}
+
+/// A fresh, empty database URL for one test.
+pub async fn fresh_database(b: Backend) -> (String, Option<PathBuf>) {
+    let name = format!("jbt_{}", uuid::Uuid::now_v7().simple());
+    match b {
+        Backend::Sqlite => {
+            let path = std::env::temp_dir().join(format!("{name}.db"));
+            (format!("sqlite://{}", path.display()), Some(path))
+        }
+        Backend::Postgres => {
+            let admin = postgres_url().expect("postgres url");
+            let pool = sqlx::PgPool::connect(&admin)
+                .await
+                .expect("connect to test PostgreSQL");
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&pool)
+                .await
+                .expect("create test database");
+            pool.close().await;
+            let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(&admin);
+            (format!("{base}/{name}"), None)
+        }
+    }
+}
+
+/// A running test server and a key of a fresh organization on it.
+pub struct TestApp {
+    pub backend: Backend,
+    pub base: String,
+    pub client: reqwest::Client,
+    pub key: String,
+    pub org_id: i64,
+    pub app: AppState,
+    pub database_url: String,
+    running: Option<Running>,
+    sqlite_path: Option<PathBuf>,
+}
+
+impl TestApp {
+    pub async fn spawn(b: Backend) -> TestApp {
+        TestApp::spawn_with(b, |_| {}).await
+    }
+
+    /// Spawns with a config adjusted by `f` (starting from the defaults, with the
+    /// worker and scheduler on, private targets allowed, and large rate limits for keys
+    /// made by `key()`).
+    pub async fn spawn_with(b: Backend, f: impl FnOnce(&mut Config)) -> TestApp {
+        let (url, sqlite_path) = fresh_database(b).await;
+        let mut config = Config::with_database(&url);
+        config.listen = "127.0.0.1:0".parse().unwrap();
+        config.db_max_connections = 8;
+        config.webhooks.allow_private_targets = true;
+        f(&mut config);
+        let app = App::start(config).await.expect("start app");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let running = server::spawn(app.clone(), listener).unwrap();
+        let base = format!("http://{}", running.addr);
+        let client = {
+            jobboard::init_tls();
+            reqwest::Client::builder().no_proxy().build().unwrap()
+        };
+        let mut t = TestApp {
+            backend: b,
+            base,
+            client,
+            key: String::new(),
+            org_id: 0,
+            app,
+            database_url: url,
+            running: Some(running),
+            sqlite_path,
+        };
+        let (org, key) = t.new_org("Test org", "*", 10_000, 10_000).await;
+        t.org_id = org;
+        t.key = key;
+        t
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.app.db
+    }
+
+    /// Creates an organization and a key for it.
+    pub async fn new_org(&self, name: &str, scopes: &str, read: i64, write: i64) -> (i64, String) {
+        let org = orgs::create(self.db(), name).await.unwrap();
+        let key = self.new_key(org.id, scopes, read, write).await;
+        (org.id, key)
+    }
+
+    pub async fn new_key(&self, org: i64, scopes: &str, read: i64, write: i64) -> String {
+        keys::create(
+            self.db(),
+            keys::NewKey {
+                org_id: org,
+                name: "test",
+                scopes,
+                read_limit: read,
+                write_limit: write,
+            },
+        )
+        .await
+        .unwrap()
+        .1
+    }
+
+    /// A request with this app's key.
+    pub fn req(&self, method: Method, path: &str) -> Req<'_> {
+        Req {
+            app: self,
+            method,
+            path: path.to_string(),
+            key: Some(self.key.clone()),
+            body: None,
+            headers: Vec::new(),
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.req(Method::GET, path).send().await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Resp {
+        self.req(Method::POST, path).json(body).send().await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Resp {
+        self.req(Method::PATCH, path).json(body).send().await
+    }
+
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.req(Method::DELETE, path).send().await
+    }
+
+    /// Stops the server gracefully.
+    pub async fn stop(mut self) {
+        if let Some(r) = self.running.take() {
+            r.shutdown().await.unwrap();
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(p) = &self.sqlite_path {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+            }
+        }
+    }
+}
+
+pub struct Req<'a> {
+    app: &'a TestApp,
+    method: Method,
+    path: String,
+    key: Option<String>,
+    body: Option<Vec<u8>>,
+    headers: Vec<(String, String)>,
+}
+
+impl Req<'_> {
+    pub fn key(mut self, key: &str) -> Self {
+        self.key = Some(key.to_string());
+        self
+    }
+
+    pub fn no_key(mut self) -> Self {
+        self.key = None;
+        self
+    }
+
+    pub fn json(mut self, v: Value) -> Self {
+        self.body = Some(serde_json::to_vec(&v).unwrap());
+        self.headers
+            .push(("content-type".into(), "application/json".into()));
+        self
+    }
+
+    pub fn raw(mut self, body: impl Into<Vec<u8>>, content_type: Option<&str>) -> Self {
+        self.body = Some(body.into());
+        if let Some(ct) = content_type {
+            self.headers.push(("content-type".into(), ct.into()));
+        }
+        self
+    }
+
+    pub fn header(mut self, k: &str, v: &str) -> Self {
+        self.headers.push((k.into(), v.into()));
+        self
+    }
+
+    pub async fn send(self) -> Resp {
+        let url = if self.path.starts_with('/')
+            && !self.path.starts_with("/api")
+            && !is_root_path(&self.path)
+        {
+            format!("{}/api{}", self.app.base, self.path)
+        } else {
+            format!("{}{}", self.app.base, self.path)
+        };
+        let mut rb = self.app.client.request(self.method, url);
+        if let Some(k) = &self.key {
+            rb = rb.header("x-api-key", k);
+        }
+        for (k, v) in &self.headers {
+            rb = rb.header(k, v);
+        }
+        if let Some(b) = self.body {
+            rb = rb.body(b);
+        }
+        let res = rb.send().await.expect("request failed");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.unwrap_or_default();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Resp {
+            status,
+            headers,
+            body,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+}
+
+fn is_root_path(p: &str) -> bool {
+    ["/healthz", "/readyz", "/metrics"]
+        .iter()
+        .any(|r| p.starts_with(r))
+}
+
+#[derive(Debug)]
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the status, printing the body when it differs.
+    #[track_caller]
+    pub fn expect(&self, status: u16) -> &Self {
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.text
+        );
+        self
+    }
+
+    /// Asserts an error envelope with this status and code.
+    #[track_caller]
+    pub fn expect_error(&self, status: u16, code: &str) -> &Self {
+        self.expect(status);
+        let e = &self.body["error"];
+        assert_eq!(e["code"], code, "body: {}", self.text);
+        assert!(
+            e["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "message missing: {}",
+            self.text
+        );
+        assert_eq!(
+            e["url"].as_str().unwrap(),
+            format!("/api/docs/errors#{code}")
+        );
+        assert!(e.get("details").is_some(), "details missing: {}", self.text);
+        self
+    }
+
+    /// The `field` names of a validation error.
+    pub fn error_fields(&self) -> Vec<String> {
+        self.body["error"]["details"]["fields"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| f["field"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,595 @@
+//! Authentication, tenancy, errors, rate limits, operations, API description, CLI.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Command, Stdio},
+};
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::{backends, common::*};
+
+backends!(
+    missing_and_invalid_keys,
+    revoked_key_is_refused_at_once,
+    scopes_are_enforced,
+    tenants_are_isolated,
+    body_errors,
+    routing_errors,
+    request_ids,
+    read_limit_is_exact_under_concurrency,
+    write_limit_and_headers,
+    per_key_limit_override,
+    failed_auth_is_limited_per_address,
+    operations_endpoints,
+    api_description,
+    cli_manages_orgs_and_keys,
+    first_start_creates_a_key_and_stops_gracefully,
+);
+
+async fn missing_and_invalid_keys(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t.req(Method::GET, "/categories").no_key().send().await;
+    r.expect_error(401, "missing_api_key");
+    assert_eq!(r.body["error"]["details"], Value::Null);
+    t.req(Method::GET, "/categories")
+        .key("jb_nope")
+        .send()
+        .await
+        .expect_error(401, "invalid_api_key");
+    let fake = format!("jb_{}", "A".repeat(40));
+    t.req(Method::GET, "/categories")
+        .key(&fake)
+        .send()
+        .await
+        .expect_error(401, "invalid_api_key");
+    // POST without key is refused before the body is looked at.
+    t.req(Method::POST, "/categories")
+        .no_key()
+        .json(json!({"name": "x"}))
+        .send()
+        .await
+        .expect_error(401, "missing_api_key");
+    t.get("/categories").await.expect(200);
+}
+
+async fn revoked_key_is_refused_at_once(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    t.get("/categories").await.expect(200);
+    let found = jobboard::db::keys::list(t.db(), t.org_id).await.unwrap();
+    jobboard::db::keys::revoke(t.db(), found[0].id)
+        .await
+        .unwrap();
+    t.get("/categories")
+        .await
+        .expect_error(401, "invalid_api_key");
+}
+
+async fn scopes_are_enforced(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let read_only = t.new_key(t.org_id, "jobs:read", 100, 30).await;
+    t.req(Method::GET, "/categories")
+        .key(&read_only)
+        .send()
+        .await
+        .expect(200);
+    let r = t
+        .req(Method::POST, "/categories")
+        .key(&read_only)
+        .json(json!({"name": "Design"}))
+        .send()
+        .await;
+    r.expect_error(403, "insufficient_scope");
+    assert_eq!(r.body["error"]["details"]["required"], "jobs:write");
+    let cms_only = t.new_key(t.org_id, "cms:read", 100, 30).await;
+    t.req(Method::GET, "/categories")
+        .key(&cms_only)
+        .send()
+        .await
+        .expect_error(403, "insufficient_scope");
+}
+
+async fn tenants_are_isolated(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    t.post("/categories", json!({"name": "Engineering"}))
+        .await
+        .expect(201);
+    let (_, other) = t.new_org("Other", "*", 100, 30).await;
+    let r = t.req(Method::GET, "/categories").key(&other).send().await;
+    r.expect(200);
+    assert_eq!(r.body["data"], json!([]));
+    // The same slug is free in the other organization.
+    t.req(Method::POST, "/categories")
+        .key(&other)
+        .json(json!({"name": "Engineering"}))
+        .send()
+        .await
+        .expect(201);
+    let mine = t.get("/categories").await;
+    assert_eq!(mine.body["data"].as_array().unwrap().len(), 1);
+}
+
+async fn body_errors(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t
+        .req(Method::POST, "/categories")
+        .raw("{\"name\": ", Some("application/json"))
+        .send()
+        .await;
+    r.expect_error(400, "invalid_json");
+    assert_eq!(r.body["error"]["details"]["line"], 1);
+    assert!(r.body["error"]["details"]["column"].as_u64().is_some());
+    t.req(Method::POST, "/categories")
+        .raw("[1, 2]", Some("application/json"))
+        .send()
+        .await
+        .expect_error(400, "invalid_json");
+    t.req(Method::POST, "/categories")
+        .raw("", Some("application/json"))
+        .send()
+        .await
+        .expect_error(400, "invalid_json");
+    t.req(Method::POST, "/categories")
+        .raw("{\"name\": \"x\"}", Some("text/plain"))
+        .send()
+        .await
+        .expect_error(415, "unsupported_media_type");
+    t.req(Method::POST, "/categories")
+        .raw("{\"name\": \"x\"}", None)
+        .send()
+        .await
+        .expect_error(415, "unsupported_media_type");
+    let big = format!("{{\"name\": \"{}\"}}", "x".repeat(2 * 1024 * 1024));
+    let r = t
+        .req(Method::POST, "/categories")
+        .raw(big, Some("application/json"))
+        .send()
+        .await;
+    r.expect_error(413, "payload_too_large");
+    assert_eq!(r.body["error"]["details"]["limit_bytes"], 1024 * 1024);
+    // Every bad field at once, unknown fields named.
+    let r = t
+        .post(
+            "/categories",
+            json!({"name": 5, "slug": "Not A Slug", "colour": "red"}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["name", "slug", "colour"]);
+    let f = &r.body["error"]["details"]["fields"][0];
+    assert_eq!(f["code"], "invalid_type");
+    assert!(f["message"].as_str().is_some());
+    // Nothing was stored by the failures.
+    assert_eq!(t.get("/categories").await.body["data"], json!([]));
+    // A conflict on the slug.
+    t.post("/categories", json!({"name": "Sales"}))
+        .await
+        .expect(201);
+    t.post("/categories", json!({"name": "Sales!"}))
+        .await
+        .expect_error(409, "conflict");
+}
+
+async fn routing_errors(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    t.get("/no-such-thing")
+        .await
+        .expect_error(404, "route_not_found");
+    t.req(Method::GET, "/api/no/such")
+        .no_key()
+        .send()
+        .await
+        .expect_error(404, "route_not_found");
+    let r = t.delete("/categories").await;
+    r.expect_error(405, "method_not_allowed");
+    let allowed: Vec<&str> = r.body["error"]["details"]["allowed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        allowed.contains(&"GET") && allowed.contains(&"POST"),
+        "{allowed:?}"
+    );
+    assert!(r.header("allow").unwrap().contains("POST"));
+    // Unknown query parameters are refused, naming the parameter.
+    let r = t.get("/categories?colour=red").await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["colour"]);
+}
+
+async fn request_ids(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let a = t.get("/categories").await;
+    let b2 = t.get("/nope").await;
+    let id_a = a.header("x-request-id").unwrap().to_string();
+    assert!(!id_a.is_empty());
+    assert_ne!(Some(id_a.as_str()), b2.header("x-request-id"));
+    let r = t
+        .req(Method::GET, "/categories")
+        .header("x-request-id", "client-chosen-42")
+        .send()
+        .await;
+    assert_eq!(r.header("x-request-id"), Some("client-chosen-42"));
+    let r = t.req(Method::GET, "/healthz").no_key().send().await;
+    assert!(r.header("x-request-id").is_some());
+}
+
+async fn read_limit_is_exact_under_concurrency(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let key = t.new_key(t.org_id, "*", 100, 30).await;
+    let mut handles = Vec::new();
+    for _ in 0..101 {
+        let client = t.client.clone();
+        let url = format!("{}/api/categories", t.base);
+        let key = key.clone();
+        handles.push(tokio::spawn(async move {
+            let r = client
+                .get(url)
+                .header("x-api-key", key)
+                .send()
+                .await
+                .unwrap();
+            let retry = r
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_string());
+            (r.status().as_u16(), retry)
+        }));
+    }
+    let mut ok = 0;
+    let mut limited = Vec::new();
+    for h in handles {
+        let (status, retry) = h.await.unwrap();
+        match status {
+            200 => ok += 1,
+            429 => limited.push(retry),
+            s => panic!("unexpected status {s}"),
+        }
+    }
+    assert_eq!(ok, 100, "exactly 100 of 101 concurrent GETs pass");
+    assert_eq!(limited.len(), 1);
+    assert!(
+        limited[0]
+            .as_deref()
+            .is_some_and(|v| v.parse::<u64>().unwrap() >= 1)
+    );
+    // The next sequential one is limited too, in the envelope with details.
+    let r = t.req(Method::GET, "/categories").key(&key).send().await;
+    r.expect_error(429, "rate_limited");
+    let d = &r.body["error"]["details"];
+    assert_eq!(d["limit"], 100);
+    assert_eq!(d["window_seconds"], 60);
+    assert!(d["retry_after_seconds"].as_u64().unwrap() >= 1);
+    assert_eq!(r.header("x-ratelimit-remaining"), Some("0"));
+    // Writes have their own bucket.
+    t.req(Method::POST, "/categories")
+        .key(&key)
+        .json(json!({"name": "Ops"}))
+        .send()
+        .await
+        .expect(201);
+}
+
+async fn write_limit_and_headers(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let key = t.new_key(t.org_id, "*", 100, 30).await;
+    for i in 0..30 {
+        let r = t
+            .req(Method::POST, "/categories")
+            .key(&key)
+            .json(json!({"name": format!("Category {i}")}))
+            .send()
+            .await;
+        r.expect(201);
+        assert_eq!(r.header("x-ratelimit-limit"), Some("30"));
+        assert_eq!(
+            r.header("x-ratelimit-remaining"),
+            Some((29 - i).to_string().as_str())
+        );
+        let reset: u64 = r.header("x-ratelimit-reset").unwrap().parse().unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(reset >= now && reset <= now + 61, "reset {reset} now {now}");
+    }
+    let r = t
+        .req(Method::POST, "/categories")
+        .key(&key)
+        .json(json!({"name": "One too many"}))
+        .send()
+        .await;
+    r.expect_error(429, "rate_limited");
+    assert!(r.header("retry-after").is_some());
+    // PATCH and DELETE count against the write bucket too.
+    t.req(Method::DELETE, "/categories")
+        .key(&key)
+        .send()
+        .await
+        .expect_error(429, "rate_limited");
+    // Reads are unaffected, and nothing of the refused write was stored.
+    let r = t.req(Method::GET, "/categories").key(&key).send().await;
+    r.expect(200);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 30);
+    assert_eq!(r.header("x-ratelimit-limit"), Some("100"));
+}
+
+async fn per_key_limit_override(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let key = t.new_key(t.org_id, "*", 5, 30).await;
+    for _ in 0..5 {
+        t.req(Method::GET, "/categories")
+            .key(&key)
+            .send()
+            .await
+            .expect(200);
+    }
+    t.req(Method::GET, "/categories")
+        .key(&key)
+        .send()
+        .await
+        .expect_error(429, "rate_limited");
+    // Another key of the same organization has its own buckets.
+    t.get("/categories").await.expect(200);
+}
+
+async fn failed_auth_is_limited_per_address(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.auth_failure_limit = 5).await;
+    let guess = format!("jb_{}", "B".repeat(40));
+    for _ in 0..5 {
+        t.req(Method::GET, "/categories")
+            .key(&guess)
+            .send()
+            .await
+            .expect_error(401, "invalid_api_key");
+    }
+    let r = t.req(Method::GET, "/categories").key(&guess).send().await;
+    r.expect_error(429, "rate_limited");
+    assert!(r.header("retry-after").is_some());
+    // A valid key from the same address still works.
+    t.get("/categories").await.expect(200);
+}
+
+async fn operations_endpoints(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t.req(Method::GET, "/healthz").no_key().send().await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "ok");
+    let r = t.req(Method::GET, "/readyz").no_key().send().await;
+    r.expect(200);
+    assert_eq!(r.body["status"], "ready");
+    t.get("/categories").await.expect(200);
+    t.get("/nope").await;
+    let r = t.req(Method::GET, "/metrics").no_key().send().await;
+    r.expect(200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    assert!(r.text.contains("jobboard_http_requests_total{route=\"/api/categories\",method=\"GET\",status=\"200\"} 1"), "{}", r.text);
+    assert!(r.text.contains(
+        "jobboard_http_request_duration_seconds_bucket{route=\"/api/categories\",le=\"+Inf\"}"
+    ));
+    assert!(r.text.contains("jobboard_outbox_pending_events 0"));
+}
+
+async fn api_description(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t
+        .req(Method::GET, "/api/openapi.json")
+        .no_key()
+        .send()
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["openapi"], "3.1.0");
+    assert_eq!(r.body["servers"][0]["url"], "/api");
+    assert!(r.body["paths"]["/categories"]["post"]["responses"]["422"].is_object());
+    assert_eq!(
+        r.body,
+        serde_json::to_value(jobboard::http::openapi()).unwrap()
+    );
+    let r = t.req(Method::GET, "/api/docs/").no_key().send().await;
+    r.expect(200);
+    assert!(r.text.contains("swagger-ui"), "{}", r.text);
+    // Every asset the page loads is served by us.
+    for asset in [
+        "swagger-ui.css",
+        "swagger-ui-bundle.js",
+        "swagger-initializer.js",
+    ] {
+        let r = t
+            .req(Method::GET, &format!("/api/docs/{asset}"))
+            .no_key()
+            .send()
+            .await;
+        r.expect(200);
+    }
+    assert!(
+        !r.text.contains("https://"),
+        "docs page must not load remote assets"
+    );
+    let r = t.req(Method::GET, "/api/docs/errors").no_key().send().await;
+    r.expect(200);
+    for (code, _, _) in jobboard::error::CODES {
+        assert!(r.text.contains(&format!("id=\"{code}\"")), "missing {code}");
+    }
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_jobboard"));
+    c.env_remove("DATABASE_URL")
+        .env_remove("JOBBOARD_CONFIG")
+        .env("RUST_LOG", "warn");
+    c
+}
+
+fn run_ok(args: &[&str], db: &str) -> String {
+    let out = bin().arg("--database").arg(db).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn last_line(s: &str) -> String {
+    s.trim_end().lines().last().unwrap_or("").to_string()
+}
+
+async fn cli_manages_orgs_and_keys(b: Backend) {
+    let (db, path) = fresh_database(b).await;
+    run_ok(&["migrate"], &db);
+    let org: i64 = last_line(&run_ok(&["orgs", "create", "--name", "Acme Jobs"], &db))
+        .parse()
+        .unwrap();
+    assert!(run_ok(&["orgs", "list"], &db).contains("Acme Jobs"));
+    let out = run_ok(
+        &[
+            "keys",
+            "create",
+            "--org",
+            &org.to_string(),
+            "--name",
+            "ats",
+            "--scopes",
+            "jobs:read",
+            "--read-limit",
+            "3",
+        ],
+        &db,
+    );
+    let key = last_line(&out);
+    assert!(key.starts_with("jb_") && key.len() >= 35, "{key}");
+    let listed = run_ok(&["keys", "list", "--org", &org.to_string()], &db);
+    assert!(
+        listed.contains(&key[..11]) && !listed.contains(&key),
+        "list shows the prefix only: {listed}"
+    );
+    assert!(listed.contains("read 3/min"));
+    // The key works against a server on the same database, with its scope and limit.
+    let mut config = jobboard::config::Config::with_database(&db);
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    let app = jobboard::server::App::start(config).await.unwrap();
+    let running = jobboard::server::spawn(
+        app,
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+    )
+    .unwrap();
+    let client = {
+        jobboard::init_tls();
+        reqwest::Client::builder().no_proxy().build().unwrap()
+    };
+    let url = format!("http://{}/api/categories", running.addr);
+    let get = |k: String| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            client
+                .get(url)
+                .header("x-api-key", k)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(get(key.clone()).await, 200);
+    run_ok(&["keys", "update", &key[..11], "--read-limit", "1"], &db);
+    // Limits and scopes are read per request: the new limit holds at once.
+    assert_eq!(get(key.clone()).await, 429);
+    let revoked = run_ok(&["keys", "revoke", &key[..11]], &db);
+    assert!(revoked.contains("Revoked"));
+    assert_eq!(get(key.clone()).await, 401);
+    running.shutdown().await.unwrap();
+    // Bad input is refused with a message and a failing exit code.
+    let out = bin()
+        .args(["--database", &db, "keys", "create", "--org", "999"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    let out = bin()
+        .args([
+            "--database",
+            &db,
+            "keys",
+            "create",
+            "--org",
+            &org.to_string(),
+            "--scopes",
+            "jobs:admin",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    if let Some(p) = path {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+async fn first_start_creates_a_key_and_stops_gracefully(b: Backend) {
+    let (db, path) = fresh_database(b).await;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = bin()
+        .args([
+            "--database",
+            &db,
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("organization 1"), "{first}");
+    let key = lines.next().unwrap().unwrap();
+    assert!(key.starts_with("jb_"));
+    let client = {
+        jobboard::init_tls();
+        reqwest::Client::builder().no_proxy().build().unwrap()
+    };
+    let url = format!("http://127.0.0.1:{port}/api/categories");
+    let mut status = 0;
+    for _ in 0..200 {
+        match client.get(&url).header("x-api-key", &key).send().await {
+            Ok(r) => {
+                status = r.status().as_u16();
+                break;
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(25)).await,
+        }
+    }
+    assert_eq!(status, 200);
+    // SIGTERM: a graceful exit with status 0.
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    // A second start does not create another key.
+    let out = bin()
+        .args(["--database", &db, "serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = out.id();
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let output = out.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("jb_"));
+    if let Some(p) = path {
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests: the real server over HTTP, on SQLite and on PostgreSQL.
+
+mod common;
+
+mod foundation;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Starts the built server on a fresh SQLite database (and, when JOBBOARD_TEST_POSTGRES_URL
+# is set, on a fresh PostgreSQL database too) and runs schemathesis against its
+# /api/openapi.json with a key: no 5xx, and no response that contradicts the document.
+# Traffic goes to 127.0.0.1 only; examples per operation are bounded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${JOBBOARD_VENV:-/var/tmp/jobboard-venv}"
+if [ ! -x "$VENV/bin/schemathesis" ]; then
+  echo "installing schemathesis from PyPI into $VENV" >&2
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis>=4,<5"
+fi
+
+cargo build --quiet --bin jobboard
+BIN="${CARGO_TARGET_DIR:-target}/debug/jobboard"
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+run_against() {
+  local db="$1" label="$2"
+  local port key org
+  port=$(free_port)
+  org=$("$BIN" --database "$db" orgs create --name "schemathesis" | tail -n 1)
+  key=$("$BIN" --database "$db" keys create --org "$org" --read-limit 100000 --write-limit 100000 | tail -n 1)
+  RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --allow-private-targets \
+    >"$WORK/$label.out" 2>"$WORK/$label.err" &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then break; fi
+    sleep 0.1
+  done
+  echo "== schemathesis on $label (port $port)"
+  "$VENV/bin/schemathesis" run "http://127.0.0.1:$port/api/openapi.json" \
+    --url "http://127.0.0.1:$port/api" \
+    --header "x-api-key: $key" \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+    --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-40}" \
+    --request-timeout 10 \
+    --no-color
+}
+
+run_against "sqlite://$WORK/st.db" sqlite
+if [ -n "${JOBBOARD_TEST_POSTGRES_URL:-}" ]; then
+  name="st_$(date +%s)_$$"
+  psql "$JOBBOARD_TEST_POSTGRES_URL" -qc "CREATE DATABASE $name" >/dev/null
+  run_against "${JOBBOARD_TEST_POSTGRES_URL%/*}/$name" postgres
+fi
