@@ -13,6 +13,7 @@ pub mod error;
 pub mod http;
 pub mod metrics;
 pub mod ratelimit;
+pub mod scheduler;
 pub mod server;
 pub mod text;
 

