@@ -10,6 +10,7 @@ pub mod types;
 
 pub mod categories;
 pub mod events;
+pub mod jobs;
 pub mod keys;
 pub mod orgs;
 

@@ -59,15 +59,43 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         if !is_json(req.headers().get(header::CONTENT_TYPE)) {
             return Err(ApiError::unsupported_media_type());
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::payload_too_large(MAX_BODY_BYTES)
-            } else {
-                ApiError::invalid_json("The request body could not be read.", None, None)
-            }
-        })?;
+        let _ = state;
+        let bytes = read_limited(req.into_body()).await?;
         Ok(JsonBody(Input::from_value(parse_json(&bytes)?)?))
     }
+}
+
+/// Bodies past the limit are still read (and dropped) up to this size, so that the client,
+/// which is usually still sending, receives the 413 instead of a reset connection.
+const DRAIN_BYTES: usize = 16 * MAX_BODY_BYTES;
+
+/// Reads the body up to [`MAX_BODY_BYTES`]; `413 payload_too_large` beyond.
+async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| {
+            ApiError::invalid_json("The request body could not be read.", None, None)
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen > MAX_BODY_BYTES {
+            buf = Vec::new();
+            if seen > DRAIN_BYTES {
+                break;
+            }
+            continue;
+        }
+        buf.extend_from_slice(&data);
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::payload_too_large(MAX_BODY_BYTES));
+    }
+    Ok(Bytes::from(buf))
 }
 
 pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {

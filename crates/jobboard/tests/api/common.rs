@@ -168,6 +168,31 @@ impl TestApp {
         .1
     }
 
+    /// Stores a minimal active job of `org` directly (for tests of other resources that
+    /// refer to jobs) and returns its id.
+    pub async fn insert_job(&self, org: i64, title: &str) -> uuid::Uuid {
+        let id = uuid::Uuid::now_v7();
+        let now = jobboard::db::Ts::now();
+        let slug = format!("{}-{}", jobboard::text::slugify(title, 60), id.simple());
+        jobboard::dispatch!(self.db().writer(), p => {
+            sqlx::query(
+                "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, status, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $4, $5, $6, 'active', $7, $7)",
+            )
+            .bind(id)
+            .bind(org)
+            .bind(title)
+            .bind("A job.")
+            .bind("Acme")
+            .bind(slug)
+            .bind(now)
+            .execute(p)
+            .await
+            .unwrap();
+        });
+        id
+    }
+
     /// A request with this app's key.
     pub fn req(&self, method: Method, path: &str) -> Req<'_> {
         Req {
