@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV="${JOBBOARD_VENV:-/var/tmp/jobboard-venv}"
-if [ ! -x "$VENV/bin/schemathesis" ]; then
-  echo "installing schemathesis from PyPI into $VENV" >&2
+if [ ! -x "$VENV/bin/schemathesis" ] || [ ! -x "$VENV/bin/openapi-spec-validator" ]; then
+  echo "installing schemathesis and openapi-spec-validator from PyPI into $VENV" >&2
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis>=4,<5"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis>=4,<5" "openapi-spec-validator>=0.7"
 fi
 
 cargo build --quiet --bin jobboard
@@ -40,6 +40,9 @@ run_against() {
     if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then break; fi
     sleep 0.1
   done
+  echo "== OpenAPI 3.1 validation of the served document ($label)"
+  curl -fsS "http://127.0.0.1:$port/api/openapi.json" >"$WORK/openapi.json"
+  "$VENV/bin/openapi-spec-validator" "$WORK/openapi.json"
   echo "== schemathesis on $label (port $port)"
   "$VENV/bin/schemathesis" run "http://127.0.0.1:$port/api/openapi.json" \
     --url "http://127.0.0.1:$port/api" \

@@ -43,6 +43,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
+    build(state, Router::new())
+}
+
+/// The router with `extra` routes (unkeyed, at the root) behind the same middleware.
+fn build(state: AppState, extra: Router<AppState>) -> Router {
     let (api, doc) = api_routes().split_for_parts();
     let doc = docs::finish(doc);
     let allowed = Arc::new(allowed_methods(&doc));
@@ -54,6 +59,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .merge(docs::routes(doc))
         .merge(ops::routes())
+        .merge(extra)
         .fallback(|| async { ApiError::route_not_found() })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(panic_response))
@@ -177,4 +183,70 @@ fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response<Body
         .or_else(|| err.downcast_ref::<&str>().copied())
         .unwrap_or("panic");
     ApiError::internal(&format_args!("handler panicked: {msg}")).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::{body::Body, http::Request, routing::get};
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::{config::Config, server::App};
+
+    async fn app_with(extra: Router<AppState>, timeout: Duration) -> Router {
+        let mut config = Config::with_database("sqlite::memory:");
+        config.request_timeout = timeout;
+        let app = App::start(config).await.unwrap();
+        build(app, extra)
+    }
+
+    async fn call(router: Router, path: &str) -> (StatusCode, serde_json::Value, Option<String>) {
+        let res = router
+            .oneshot(Request::get(path).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = res.status();
+        let id = res
+            .headers()
+            .get("x-request-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap(), id)
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_answered_500_with_the_request_id() {
+        async fn boom() -> &'static str {
+            panic!("secret internals")
+        }
+        let extra = Router::new().route("/boom", get(boom));
+        let (status, body, id) = call(app_with(extra, Duration::from_secs(5)).await, "/boom").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["error"]["code"], "internal_error");
+        assert_eq!(
+            body["error"]["details"]["request_id"].as_str(),
+            id.as_deref()
+        );
+        assert!(!body.to_string().contains("secret"));
+    }
+
+    #[tokio::test]
+    async fn a_slow_request_is_answered_503_timeout() {
+        let extra = Router::new().route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                "late"
+            }),
+        );
+        // The handler never finishes; the time-out answers for it.
+        let (status, body, _) =
+            call(app_with(extra, Duration::from_millis(50)).await, "/slow").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["error"]["code"], "timeout");
+    }
 }

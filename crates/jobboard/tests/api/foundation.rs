@@ -593,3 +593,19 @@ async fn first_start_creates_a_key_and_stops_gracefully(b: Backend) {
         let _ = std::fs::remove_file(p);
     }
 }
+
+/// The whole OpenAPI document is locked: any API change shows up as a diff of
+/// `openapi.json` at the repository root. Regenerate with `UPDATE_SNAPSHOTS=1 cargo test openapi`.
+#[test]
+fn openapi_document_matches_the_snapshot() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi.json");
+    let current = serde_json::to_string_pretty(&jobboard::http::openapi()).unwrap() + "\n";
+    if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
+        std::fs::write(path, &current).unwrap();
+    }
+    let stored = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        stored == current,
+        "the OpenAPI document changed; review the difference and run `UPDATE_SNAPSHOTS=1 cargo test openapi` to accept it"
+    );
+}
