@@ -93,6 +93,7 @@ impl utoipa::PartialSchema for Money {
         utoipa::openapi::ObjectBuilder::new()
             .schema_type(utoipa::openapi::schema::Type::Number)
             .minimum(Some(0))
+            .exclusive_maximum(Some(1_000_000_000_000i64))
             .description(Some(
                 "Exact decimal amount, at most 4 digits after the point (19.99 stays 19.99).",
             ))
@@ -153,14 +154,15 @@ impl<'r> Decode<'r, Postgres> for Money {
     }
 }
 
-/// Defines a string enum with fixed values: serialised and documented as those strings,
-/// stored as text on both backends.
+/// Defines a string enum with fixed values: serialised and documented as those strings
+/// (each the snake_case form of its variant), stored as text on both backends.
 macro_rules! text_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident = $s:literal),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+        #[serde(rename_all = "snake_case")]
         pub enum $name {
-            $( #[serde(rename = $s)] $variant ),+
+            $( $variant ),+
         }
 
         impl $name {
@@ -276,6 +278,13 @@ mod tests {
 
     #[test]
     fn enums_round_trip() {
+        for v in AccessStatus::ALL {
+            let parsed = AccessStatus::parse(v).unwrap();
+            assert_eq!(serde_json::to_value(parsed).unwrap(), *v);
+        }
+        for v in PaymentProvider::ALL.iter().chain(PlanInterval::ALL) {
+            assert!(serde_json::to_string(v).unwrap().contains(v));
+        }
         assert_eq!(AccessStatus::parse("past_due"), Some(AccessStatus::PastDue));
         assert_eq!(AccessStatus::PastDue.as_str(), "past_due");
         assert_eq!(

@@ -142,8 +142,10 @@ pub struct MemberSyncData {
     /// True when this request created the member.
     pub created: bool,
     /// The access record written, or null when no `access` block was sent.
+    #[schema(required = true)]
     pub access: Option<Access>,
     /// The payment written, or null when no `payment` block was sent.
+    #[schema(required = true)]
     pub payment: Option<Payment>,
 }
 

@@ -12,6 +12,7 @@ backends!(
     plan_conflicts_and_validation,
     plan_scopes_and_tenancy,
     cli_manages_plans,
+    documented_in_openapi,
 );
 
 /// Creates a plan through the API and returns it.
@@ -288,4 +289,69 @@ async fn cli_manages_plans(b: Backend) {
         &db,
     );
     assert!(!ok && err.contains("does not exist"), "{err}");
+}
+
+async fn documented_in_openapi(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t
+        .req(Method::GET, "/api/openapi.json")
+        .no_key()
+        .send()
+        .await;
+    r.expect(200);
+    let paths = &r.body["paths"];
+    assert!(paths["/plans"]["get"]["responses"]["200"].is_object());
+    assert!(paths["/plans"]["post"]["responses"]["201"].is_object());
+    let sync = &paths["/members/sync"]["post"];
+    assert!(sync["responses"]["200"].is_object() && sync["responses"]["201"].is_object());
+    assert!(sync["requestBody"].is_object());
+    // Fixed values are documented exactly as they are sent and returned.
+    let schemas = &r.body["components"]["schemas"];
+    for (name, values) in [
+        (
+            "Role",
+            json!(["employee", "business", "both", "jobseeker", "employer"]),
+        ),
+        ("ApprovalStatus", json!(["approved", "pending", "rejected"])),
+        (
+            "AccessStatus",
+            json!(["active", "trialing", "past_due", "canceled", "expired"]),
+        ),
+        (
+            "PaymentStatus",
+            json!(["pending", "succeeded", "failed", "refunded"]),
+        ),
+        (
+            "PaymentProvider",
+            json!(["processor", "alt_processor", "manual"]),
+        ),
+        ("PlanInterval", json!(["month", "year", "one_time"])),
+    ] {
+        assert_eq!(schemas[name]["enum"], values, "{name}");
+    }
+    // Member, access and payment fields are camelCase, with organizationId.
+    for (schema, field) in [
+        ("Member", "approvalStatus"),
+        ("Member", "organizationId"),
+        ("Access", "processorSubscriptionId"),
+        ("Access", "jobsRemaining"),
+        ("Payment", "paymentProvider"),
+        ("Payment", "processorPaymentIntentId"),
+        ("Plan", "jobsIncluded"),
+    ] {
+        assert!(
+            schemas[schema]["properties"][field].is_object(),
+            "{schema}.{field}"
+        );
+    }
+    assert_eq!(
+        schemas["Payment"]["properties"]["amount"]["$ref"],
+        "#/components/schemas/Money"
+    );
+    assert_eq!(schemas["Money"]["type"], "number");
+    // Every key of a sync response is always present (access and payment may be null).
+    assert_eq!(
+        schemas["MemberSyncData"]["required"],
+        json!(["member", "created", "access", "payment"])
+    );
 }
