@@ -78,6 +78,7 @@ pub struct AccessIn {
     pub processor_price_id: Option<String>,
     #[schema(nullable = false, min_length = 1, max_length = 255)]
     pub alt_processor_plan_id: Option<String>,
+    /// The plan's exact name.
     #[schema(nullable = false, min_length = 1, max_length = 100)]
     pub plan_name: Option<String>,
     /// Default `active` for a new record. Moving to `canceled` sets `canceledAt` (now)
@@ -251,7 +252,7 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
     let access = match input.nested("access", false) {
         Field::Value(mut a) => {
             let parsed = parse_access(&mut a);
-            if parsed.as_ref().is_some_and(|p| p.plan.is_empty()) {
+            if parsed.plan.is_empty() {
                 input.error(
                     "access",
                     "required",
@@ -259,7 +260,7 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
                 );
             }
             input.absorb(a);
-            parsed
+            Some(parsed)
         }
         _ => None,
     };
@@ -285,7 +286,7 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
     })
 }
 
-fn parse_access(a: &mut Input) -> Option<AccessSync> {
+fn parse_access(a: &mut Input) -> AccessSync {
     let plan = PlanRef {
         id: a.uuid("planId", false).opt(),
         processor_price_id: optional_string(a, "processorPriceId", 255),
@@ -296,7 +297,7 @@ fn parse_access(a: &mut Input) -> Option<AccessSync> {
     let status = not_null(a, "status", status).and_then(|s| AccessStatus::parse(&s));
     let jobs_remaining = a.integer("jobsRemaining", false, 0, 1_000_000_000);
     let jobs_remaining = not_null(a, "jobsRemaining", jobs_remaining);
-    Some(AccessSync {
+    AccessSync {
         plan,
         status,
         processor_subscription_id: optional_string(a, "processorSubscriptionId", 255),
@@ -309,7 +310,7 @@ fn parse_access(a: &mut Input) -> Option<AccessSync> {
             .object("metadata", false)
             .patch()
             .map(Option::unwrap_or_default),
-    })
+    }
 }
 
 /// An exact decimal amount from a JSON number (its digits as sent, never a float).

@@ -399,10 +399,25 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
     .await;
     assert_ne!(r.body["data"]["access"]["id"], a["id"]);
     assert_eq!(r.body["data"]["access"]["jobsRemaining"], 5);
+    // The same subscription moving to another plan starts from that plan's allowance.
+    let gold = create_plan(
+        &t,
+        json!({"name": "Gold", "price": 99, "currency": "USD", "interval": "year", "jobsIncluded": 20}),
+    )
+    .await;
+    let r = sync(
+        &t,
+        json!({"email": "sub@example.com", "access": {"planName": "Gold", "processorSubscriptionId": "sub_2"}}),
+    )
+    .await;
+    let moved = &r.body["data"]["access"];
+    assert_eq!(moved["planId"], gold["id"]);
+    assert_eq!(moved["jobsRemaining"], 20);
+    assert_eq!(moved["status"], "trialing", "kept");
     // A period ending before it starts is refused.
     let r = sync(
         &t,
-        json!({"email": "sub@example.com", "access": {"planName": "Pro", "processorSubscriptionId": "sub_2",
+        json!({"email": "sub@example.com", "access": {"planName": "Gold", "processorSubscriptionId": "sub_2",
                "currentPeriodStart": "2026-05-01T00:00:00Z", "currentPeriodEnd": "2026-04-01T00:00:00Z"}}),
     )
     .await;
