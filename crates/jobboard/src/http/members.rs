@@ -251,8 +251,10 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
         .map(|o| o.map(Value::Object));
     let access = match input.nested("access", false) {
         Field::Value(mut a) => {
+            let sent = a.keys();
+            let names_plan = PLAN_KEYS.iter().any(|k| sent.iter().any(|s| s == k));
             let parsed = parse_access(&mut a);
-            if parsed.plan.is_empty() {
+            if !names_plan {
                 input.error(
                     "access",
                     "required",
@@ -285,6 +287,14 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
         payment,
     })
 }
+
+/// The fields of an `access` block that name its plan.
+const PLAN_KEYS: [&str; 4] = [
+    "planId",
+    "processorPriceId",
+    "altProcessorPlanId",
+    "planName",
+];
 
 fn parse_access(a: &mut Input) -> AccessSync {
     let plan = PlanRef {

@@ -265,6 +265,50 @@ async fn sync_validation_errors(b: Backend) {
             "payment.extra"
         ]
     );
+    // Lengths, formats and ranges of the remaining fields.
+    let long = "x".repeat(256);
+    let r = sync(
+        &t,
+        json!({"email": format!("{}@example.com", "a".repeat(250)), "userId": 5,
+               "name": long, "description": "d".repeat(10_001),
+               "access": {"planId": "nope", "processorPriceId": long, "altProcessorPlanId": "",
+                          "planName": "p".repeat(101), "currentPeriodEnd": "2026-13-01T00:00:00Z",
+                          "canceledAt": "yesterday", "jobsRemaining": 1.5},
+               "payment": {"jobId": "123", "amount": 1, "currency": 840,
+                           "processorSessionId": "", "processorPaymentIntentId": long}}),
+    )
+    .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(
+        r.error_fields(),
+        [
+            "email",
+            "userId",
+            "name",
+            "description",
+            "access.planId",
+            "access.processorPriceId",
+            "access.altProcessorPlanId",
+            "access.planName",
+            "access.jobsRemaining",
+            "access.currentPeriodEnd",
+            "access.canceledAt",
+            "payment.jobId",
+            "payment.currency",
+            "payment.processorSessionId",
+            "payment.processorPaymentIntentId"
+        ]
+    );
+    let r = sync(
+        &t,
+        json!({"email": "x@example.com", "access": {"planName": "Pro", "jobsRemaining": 1_000_000_001}}),
+    )
+    .await;
+    assert_eq!(r.error_fields(), ["access.jobsRemaining"]);
+    assert_eq!(
+        r.body["error"]["details"]["fields"][0]["code"],
+        "out_of_range"
+    );
     // Amounts: numbers only, at most 4 decimals, under 10^12.
     let job = t.insert_job(t.org_id, "Dev").await.to_string();
     for (amount, code) in [
