@@ -119,8 +119,23 @@ pub async fn create(db: &Db, org_id: i64, p: &NewPlan) -> Result<Plan, CreateErr
             Ok(plan)
         }
         // A concurrent create took one of the values between the check and the insert.
-        Err(e) if super::is_unique_violation(&e) => Err(CreateError::Taken("name")),
+        Err(e) if super::is_unique_violation(&e) => Err(CreateError::Taken(taken_field(&e))),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The field whose unique constraint `e` violated (as far as the message tells).
+fn taken_field(e: &sqlx::Error) -> &'static str {
+    let text = match e {
+        sqlx::Error::Database(d) => format!("{} {}", d.constraint().unwrap_or(""), d.message()),
+        _ => String::new(),
+    };
+    if text.contains("alt_processor_plan_id") {
+        "altProcessorPlanId"
+    } else if text.contains("processor_price_id") {
+        "processorPriceId"
+    } else {
+        "name"
     }
 }
 

@@ -873,7 +873,7 @@ async fn concurrent_first_syncs_create_one_member(b: Backend) {
 }
 
 /// Runs the requests concurrently and returns their responses in order.
-async fn futures_join_all<F: std::future::Future<Output = Resp>>(
+pub async fn futures_join_all<F: std::future::Future<Output = Resp>>(
     futs: impl Iterator<Item = F>,
 ) -> Vec<Resp> {
     let mut pinned: Vec<std::pin::Pin<Box<F>>> = futs.map(Box::pin).collect();

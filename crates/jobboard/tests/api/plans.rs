@@ -5,7 +5,7 @@ use std::process::Command;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::{backends, common::*};
+use crate::{backends, common::*, members::futures_join_all};
 
 backends!(
     plans_are_created_and_listed,
@@ -13,6 +13,7 @@ backends!(
     plan_scopes_and_tenancy,
     cli_manages_plans,
     documented_in_openapi,
+    concurrent_creates_of_one_name,
 );
 
 /// Creates a plan through the API and returns it.
@@ -354,4 +355,26 @@ async fn documented_in_openapi(b: Backend) {
         schemas["MemberSyncData"]["required"],
         json!(["member", "created", "access", "payment"])
     );
+}
+
+async fn concurrent_creates_of_one_name(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let body = json!({"name": "Rush", "processorPriceId": "price_rush", "price": 1,
+                      "currency": "USD", "interval": "month", "jobsIncluded": 1});
+    let results = futures_join_all((0..6).map(|_| t.post("/plans", body.clone()))).await;
+    let statuses: Vec<u16> = results.iter().map(|r| r.status.as_u16()).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 409).count(),
+        5,
+        "{statuses:?}"
+    );
+    for r in results.iter().filter(|r| r.status.as_u16() == 409) {
+        r.expect_error(409, "conflict");
+    }
+    assert_eq!(t.get("/plans").await.body["meta"]["total"], 1);
 }
