@@ -14,6 +14,12 @@ pub mod jobs;
 pub mod keys;
 pub mod orgs;
 
+pub mod access;
+pub mod billing;
+pub mod members;
+pub mod payments;
+pub mod plans;
+
 use std::{str::FromStr, time::Duration};
 
 use sqlx::{
