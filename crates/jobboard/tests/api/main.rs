@@ -2,4 +2,6 @@
 
 mod common;
 
+mod analytics;
+mod applications;
 mod foundation;
