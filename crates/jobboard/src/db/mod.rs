@@ -8,6 +8,8 @@
 mod migrate;
 pub mod types;
 
+pub mod analytics;
+pub mod applications;
 pub mod categories;
 pub mod events;
 pub mod jobs;

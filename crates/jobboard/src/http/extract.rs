@@ -143,3 +143,18 @@ impl<S: Send + Sync> FromRequestParts<S> for Query {
 pub fn path_id(raw: &str, resource: &str) -> ApiResult<Uuid> {
     parse_uuid(raw).ok_or_else(|| ApiError::not_found(resource))
 }
+
+/// The client's address (the TCP peer), when known.
+pub struct ClientAddr(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let addr = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip());
+        Ok(ClientAddr(addr))
+    }
+}

@@ -62,6 +62,15 @@ impl Input {
         }
     }
 
+    /// An object nested in a list, reported as `{prefix}field` (e.g. `events[3].type`).
+    pub fn nested_at(prefix: &str, map: Map<String, Value>) -> Input {
+        Input {
+            map,
+            prefix: prefix.to_string(),
+            errors: Vec::new(),
+        }
+    }
+
     /// Parses a value that must be an object (a body).
     pub fn from_value(v: Value) -> ApiResult<Input> {
         match v {

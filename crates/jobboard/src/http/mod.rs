@@ -7,6 +7,8 @@ pub mod extract;
 pub mod input;
 mod ops;
 
+pub mod analytics;
+pub mod applications;
 pub mod categories;
 pub mod members;
 pub mod plans;
@@ -39,6 +41,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(categories::routes())
         .merge(members::routes())
         .merge(plans::routes())
+        .merge(applications::routes())
+        .merge(analytics::routes())
 }
 
 /// The OpenAPI document, exactly as served at `/api/openapi.json`.

@@ -2,6 +2,9 @@
 
 mod common;
 
+mod analytics;
+mod applications;
 mod foundation;
 mod members;
 mod plans;
+mod site_analytics;
