@@ -194,15 +194,18 @@ impl Input {
     /// A JSON object (returned as is).
     pub fn object(&mut self, name: &str, required: bool) -> Field<Map<String, Value>> {
         self.field(name, required, |v| {
-            v.as_object()
-                .cloned()
-                .ok_or_else(|| type_error("an object"))
+            let map = v.as_object().ok_or_else(|| type_error("an object"))?;
+            free_form(v)?;
+            Ok(map.clone())
         })
     }
 
     /// Any JSON value.
     pub fn any(&mut self, name: &str) -> Field<Value> {
-        self.field(name, false, |v| Ok(v.clone()))
+        self.field(name, false, |v| {
+            free_form(v)?;
+            Ok(v.clone())
+        })
     }
 
     /// A nested object validated with its own fields; errors are reported as `name.field`.
@@ -247,6 +250,33 @@ impl Input {
         self.reject_unknown();
         self.errors
     }
+}
+
+/// Checks a free-form JSON value before it is stored: no NUL characters in any key or
+/// string (PostgreSQL cannot store them in text or JSONB), and at most 32 levels deep.
+pub fn free_form(v: &Value) -> Check<()> {
+    fn walk(v: &Value, depth: usize) -> Check<()> {
+        if depth > 32 {
+            return Err((
+                "too_deep",
+                "Must not be nested more than 32 levels deep.".into(),
+            ));
+        }
+        let nul = || Err(("invalid_format", "Must not contain NUL characters.".into()));
+        match v {
+            Value::String(s) if s.contains('\0') => nul(),
+            Value::Array(a) => a.iter().try_for_each(|x| walk(x, depth + 1)),
+            Value::Object(m) => m.iter().try_for_each(|(k, x)| {
+                if k.contains('\0') {
+                    nul()
+                } else {
+                    walk(x, depth + 1)
+                }
+            }),
+            _ => Ok(()),
+        }
+    }
+    walk(v, 0)
 }
 
 fn type_error(what: &str) -> (&'static str, String) {
@@ -538,6 +568,19 @@ mod tests {
         let fields = err.details["fields"].as_array().unwrap();
         assert_eq!(fields[0]["field"], "payment.amount");
         assert_eq!(fields[1]["field"], "payment.extra");
+    }
+
+    #[test]
+    fn free_form_values_refuse_nul_characters() {
+        let mut i = Input::from_value(
+            json!({"a": {"k\u{0}": 1}, "b": {"k": ["x\u{0}"]}, "c": {"k": [1, {"d": "ok"}]}}),
+        )
+        .unwrap();
+        assert_eq!(i.object("a", false), Field::Absent);
+        assert_eq!(i.object("b", false), Field::Absent);
+        assert!(matches!(i.object("c", false), Field::Value(_)));
+        let err = i.finish().unwrap_err();
+        assert_eq!(err.details["fields"].as_array().unwrap().len(), 2);
     }
 
     #[test]

@@ -26,6 +26,7 @@ backends!(
     api_description,
     cli_manages_orgs_and_keys,
     first_start_creates_a_key_and_stops_gracefully,
+    free_form_json_with_nul_characters_is_refused,
 );
 
 async fn missing_and_invalid_keys(b: Backend) {
@@ -413,6 +414,32 @@ async fn api_description(b: Backend) {
     for (code, _, _) in jobboard::error::CODES {
         assert!(r.text.contains(&format!("id=\"{code}\"")), "missing {code}");
     }
+}
+
+async fn free_form_json_with_nul_characters_is_refused(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    // PostgreSQL cannot store NUL in text or JSONB: refused up front on both backends.
+    let r = t
+        .post(
+            "/members/sync",
+            json!({"email": "nul@example.com", "customFields": {"a\u{0}": 1, "b": ["x"]}}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["customFields"]);
+    let r = t
+        .post(
+            "/members/sync",
+            json!({"email": "nul@example.com", "customFields": {"b": [{"c": "x\u{0}"}]}}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    t.post(
+        "/members/sync",
+        json!({"email": "nul@example.com", "customFields": {"b": ["x"]}}),
+    )
+    .await
+    .expect(201);
 }
 
 fn bin() -> Command {
