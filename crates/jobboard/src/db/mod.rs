@@ -9,6 +9,7 @@ mod migrate;
 pub mod types;
 
 pub mod categories;
+pub mod cms;
 pub mod events;
 pub mod jobs;
 pub mod keys;
