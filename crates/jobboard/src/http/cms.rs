@@ -311,8 +311,10 @@ where
             let deadline = boundary
                 .map_or(i64::MAX, |b| b.micros())
                 .min(now.micros() + MAX_AGE_MICROS);
-            app.cms_cache
-                .put(key, head.version, deadline, rendered.clone());
+            if deadline > now.micros() {
+                app.cms_cache
+                    .put(key, head.version, deadline, rendered.clone());
+            }
             rendered
         }
     };
