@@ -18,6 +18,27 @@ pub const ITEM_STATUSES: &[&str] = &[
 /// Visibilities of a collection.
 pub const VISIBILITIES: &[&str] = &["public", "gated", "private"];
 
+/// The status of a CMS item (for the API description; stored as text).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Draft,
+    PendingReview,
+    Published,
+    Expired,
+    Archived,
+}
+
+/// Who a collection is meant for. Only `public` collections may be stored by shared caches
+/// (`Cache-Control: public, ...`); every call needs a key whatever the visibility.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    Public,
+    Gated,
+    Private,
+}
+
 /// True when `s` is a valid collection slug: `^[a-z][a-z0-9_-]{0,63}$`.
 pub fn valid_slug(s: &str) -> bool {
     let b = s.as_bytes();

@@ -16,8 +16,7 @@ pub struct Collection {
     pub id: Uuid,
     pub slug: String,
     pub name: String,
-    /// public, gated or private.
-    #[schema(value_type = String, pattern = "^(public|gated|private)$")]
+    #[schema(value_type = crate::cms::Visibility)]
     pub visibility: String,
     #[schema(value_type = Vec<FieldDef>)]
     pub schema: Json<Vec<FieldDef>>,
@@ -43,8 +42,7 @@ pub struct Item {
     /// The item's fields, validated against the collection schema.
     #[schema(value_type = Object)]
     pub data: Json<Map<String, Value>>,
-    /// draft, pending_review, published, expired or archived.
-    #[schema(value_type = String, pattern = "^(draft|pending_review|published|expired|archived)$")]
+    #[schema(value_type = crate::cms::ItemStatus)]
     pub status: String,
     pub starts_at: Option<Ts>,
     pub expires_at: Option<Ts>,

@@ -74,7 +74,7 @@ pub struct CollectionIn {
     #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     /// public (default), gated or private. Only public collections may be cached by shared caches.
-    #[schema(pattern = "^(public|gated|private)$")]
+    #[schema(value_type = Option<crate::cms::Visibility>)]
     pub visibility: Option<String>,
     /// At most 40 field definitions with unique names.
     #[schema(max_items = 40)]
@@ -101,7 +101,7 @@ pub struct ItemIn {
     /// When given, that existing item is updated (`200`); unknown is `404`.
     pub id: Option<Uuid>,
     /// Default `published` on create.
-    #[schema(pattern = "^(draft|pending_review|published|expired|archived)$")]
+    #[schema(value_type = Option<crate::cms::ItemStatus>)]
     pub status: Option<String>,
     pub starts_at: Option<Ts>,
     /// Must be after `starts_at` when both are set.
@@ -119,7 +119,7 @@ pub struct ItemIn {
 pub struct ItemPatchIn {
     /// Replaces the whole stored `data` and is validated; omitted, `data` is left untouched.
     pub data: Option<Map<String, Value>>,
-    #[schema(pattern = "^(draft|pending_review|published|expired|archived)$")]
+    #[schema(value_type = Option<crate::cms::ItemStatus>)]
     pub status: Option<String>,
     /// `null` clears it.
     pub starts_at: Option<Ts>,
@@ -353,8 +353,7 @@ where
 #[utoipa::path(get, path = "/cms/{slug}", tag = "cms",
     params(
         ("slug" = String, Path, description = "Collection slug."),
-        ("status" = Option<String>, Query, description = "draft, pending_review, published, expired or archived.",
-            pattern = "^(draft|pending_review|published|expired|archived)$"),
+        ("status" = Option<crate::cms::ItemStatus>, Query, description = "Only items of this status (windows then do not apply)."),
         ("limit" = Option<i64>, Query, description = "1 to 500, default 50.", minimum = 1, maximum = 500),
         ("offset" = Option<i64>, Query, description = "0 or more, default 0.", minimum = 0),
         ("If-None-Match" = Option<String>, Header, description = "An ETag of an earlier response."),
