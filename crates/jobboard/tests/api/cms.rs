@@ -22,6 +22,7 @@ backends!(
     list_paging_order_and_status,
     public_list_windows_relative_to_now,
     window_boundaries_are_exact,
+    a_cached_list_turns_over_at_the_next_window_boundary,
     scheduler_expires_published_items_once,
     etag_and_not_modified,
     cache_control_by_visibility,
@@ -1078,4 +1079,37 @@ async fn scopes_and_tenancy(b: Backend) {
         .await
         .expect_error(404, "not_found");
     assert_eq!(t.get(&path).await.body["item"]["data"]["title"], "mine");
+}
+
+async fn a_cached_list_turns_over_at_the_next_window_boundary(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    blog(&t, "public").await;
+    // One item appears and another leaves at the same moment, one second from now.
+    let boundary = at(1_000);
+    item(
+        &t,
+        json!({"data": {"title": "arriving"}, "starts_at": boundary.to_rfc3339()}),
+    )
+    .await;
+    item(
+        &t,
+        json!({"data": {"title": "leaving"}, "expires_at": boundary.to_rfc3339()}),
+    )
+    .await;
+    let before = t.get("/cms/blog").await;
+    assert_eq!(titles(&before), ["leaving"]);
+    assert_eq!(
+        titles(&t.get("/cms/blog").await),
+        ["leaving"],
+        "served again before the boundary"
+    );
+    // No write and no scheduler run happen in between: only the clock moves past the
+    // boundary, and the cached rendering must not outlive it.
+    let wait = boundary.micros() - Ts::now().micros();
+    if wait > 0 {
+        tokio::time::sleep(std::time::Duration::from_micros(wait as u64 + 1_000)).await;
+    }
+    let after = t.get("/cms/blog").await;
+    assert_eq!(titles(&after), ["arriving"]);
+    assert_ne!(after.header("etag"), before.header("etag"));
 }
