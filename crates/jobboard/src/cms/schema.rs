@@ -180,6 +180,7 @@ fn parse_field(input: &mut Input) -> Option<FieldDef> {
         })
         .opt();
     let required = input.boolean("required", false).opt().unwrap_or(false);
+    let options_sent = input.keys().iter().any(|k| k == "options");
     let options = input.field("options", false, |v| {
         let arr = v
             .as_array()
@@ -190,7 +191,7 @@ fn parse_field(input: &mut Input) -> Option<FieldDef> {
         let mut out: Vec<String> = Vec::with_capacity(arr.len());
         for o in arr {
             match o.as_str() {
-                Some(s) if !s.is_empty() && s.chars().count() <= 255 => {
+                Some(s) if !s.is_empty() && s.chars().count() <= 255 && !s.contains('\0') => {
                     if out.iter().any(|x| x == s) {
                         return Err(("duplicate", format!("The option {s:?} is listed twice.")));
                     }
@@ -199,7 +200,8 @@ fn parse_field(input: &mut Input) -> Option<FieldDef> {
                 _ => {
                     return Err((
                         "invalid_type",
-                        "Every option must be a string of 1 to 255 characters.".to_string(),
+                        "Every option must be a string of 1 to 255 characters without NUL."
+                            .to_string(),
                     ));
                 }
             }
@@ -213,7 +215,7 @@ fn parse_field(input: &mut Input) -> Option<FieldDef> {
     // Type-specific settings are refused on other types, so a typo cannot go unnoticed.
     let mut options = options.opt();
     match (kind, options.is_some()) {
-        (FieldType::Select, false) => {
+        (FieldType::Select, false) if !options_sent => {
             input.error(
                 "options",
                 "required",
@@ -315,6 +317,9 @@ fn check_value(f: &FieldDef, v: Value) -> Check {
                 .ok_or(("invalid_type", "Must be a string.".to_string()))?;
             if s.chars().count() > max {
                 return Err(("too_long", format!("Must be at most {max} characters.")));
+            }
+            if s.contains('\0') {
+                return Err(("invalid_format", "Must not contain NUL characters.".into()));
             }
             if f.required && s.trim().is_empty() {
                 return Err((
@@ -426,7 +431,6 @@ mod tests {
             [
                 "schema[1].name:duplicate",
                 "schema[2].options:too_short",
-                "schema[2].options:required",
                 "schema[3].type:invalid_value",
                 "schema[4].max:out_of_range",
                 "schema[4].typo:unknown_field",

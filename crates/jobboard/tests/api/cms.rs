@@ -179,7 +179,6 @@ async fn collection_validation(b: Backend) {
         "schema[9]",
     ];
     want.sort();
-    fields.dedup();
     assert_eq!(fields, want, "{}", r.text);
 
     // The 40-field cap.
@@ -355,6 +354,23 @@ async fn every_field_type_valid_and_invalid(b: Backend) {
             "data.tier"
         ]
     );
+    // NUL characters (which PostgreSQL cannot store) are refused, not a server error.
+    let r = t
+        .post(
+            "/cms/all",
+            json!({"data": {"title": "a\u{0}b", "body": "\u{0}"}}),
+        )
+        .await;
+    r.expect_error(422, "schema_validation_failed");
+    assert_eq!(r.error_fields(), ["data.title", "data.body"]);
+    let r = t
+        .post(
+            "/cms",
+            json!({"slug": "nul", "name": "x", "schema": [{"name": "s", "type": "select", "options": ["a\u{0}"]}]}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["schema[0].options"]);
     // Required: absent, null and empty all fail; optional null is kept as null.
     for bad in [json!({}), json!({"title": null}), json!({"title": "  "})] {
         let r = t.post("/cms/all", json!({"data": bad})).await;
