@@ -347,7 +347,8 @@ where
 /// exactly). With `status`: every item of that status. Order: `position` ascending, then
 /// newest first. Responses carry a strong `ETag`; `If-None-Match` with it answers `304`.
 /// Reads are cached for at most 60 s, never past the collection's next window boundary,
-/// and never after a write to the collection. `Cache-Control` is
+/// and never after a write to the collection (a request sent with `Cache-Control: no-cache`
+/// is rendered afresh). `Cache-Control` is
 /// `public, s-maxage=60, stale-while-revalidate=60` for public collections, else
 /// `private, no-cache`.
 #[utoipa::path(get, path = "/cms/{slug}", tag = "cms",
