@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod cms;
 pub mod config;
 pub mod db;
 pub mod error;

@@ -18,6 +18,14 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
     let moved = 0;
+    let moved = moved
+        + match crate::db::cms::expire_due(&app.db, crate::db::Ts::now()).await {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = ?e, "CMS expiry step failed");
+                0
+            }
+        };
     let _ = app;
     moved
 }

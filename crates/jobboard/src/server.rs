@@ -24,6 +24,8 @@ pub struct App {
     pub config: Config,
     pub limiter: RateLimiter,
     pub metrics: Metrics,
+    /// Rendered CMS reads of this node.
+    pub cms_cache: crate::cms::Cache,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
 }
 
@@ -51,6 +53,7 @@ impl App {
             config,
             limiter,
             metrics: Metrics::default(),
+            cms_cache: crate::cms::Cache::default(),
             key_usage: Mutex::new(HashMap::new()),
         })
     }
@@ -178,6 +181,12 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             }
         },
     )));
+    if app.config.scheduler {
+        tasks.push(tokio::spawn(crate::scheduler::run(
+            app.clone(),
+            stop.clone(),
+        )));
+    }
     tasks
 }
 

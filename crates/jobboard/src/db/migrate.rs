@@ -28,6 +28,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(1, "0001_foundation"),
     migration!(2, "0002_jobs"),
     migration!(3, "0003_members"),
+    migration!(4, "0004_cms"),
     migration!(6, "0006_applications_analytics"),
 ];
 

@@ -11,6 +11,7 @@ pub mod types;
 pub mod analytics;
 pub mod applications;
 pub mod categories;
+pub mod cms;
 pub mod events;
 pub mod jobs;
 pub mod keys;

@@ -10,6 +10,7 @@ mod ops;
 pub mod analytics;
 pub mod applications;
 pub mod categories;
+pub mod cms;
 pub mod members;
 pub mod plans;
 
@@ -43,6 +44,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(plans::routes())
         .merge(applications::routes())
         .merge(analytics::routes())
+        .merge(cms::routes())
 }
 
 /// The OpenAPI document, exactly as served at `/api/openapi.json`.

@@ -4,6 +4,7 @@ mod common;
 
 mod analytics;
 mod applications;
+mod cms;
 mod foundation;
 mod members;
 mod plans;
