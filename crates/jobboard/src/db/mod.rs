@@ -13,6 +13,7 @@ pub mod events;
 pub mod jobs;
 pub mod keys;
 pub mod orgs;
+pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};
 

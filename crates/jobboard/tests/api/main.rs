@@ -3,3 +3,5 @@
 mod common;
 
 mod foundation;
+mod webhook_receiver;
+mod webhooks;
