@@ -33,7 +33,7 @@ CREATE TABLE webhook_deliveries (
     created_at      INTEGER NOT NULL,
     updated_at      INTEGER NOT NULL
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_sub ON webhook_deliveries(subscription_id, created_at);
 CREATE INDEX webhook_deliveries_leased ON webhook_deliveries(subscription_id, lease_until) WHERE lease_until IS NOT NULL;
 

@@ -459,8 +459,9 @@ pub async fn claim(
              WHERE d.status = 'pending' AND d.next_attempt_at <= $2
                AND (d.lease_until IS NULL OR d.lease_until <= $2)
                AND s.is_enabled = TRUE
-               AND (SELECT COUNT(*) FROM webhook_deliveries x
-                    WHERE x.subscription_id = d.subscription_id AND x.lease_until > $2) < $5
+               AND d.subscription_id NOT IN (
+                   SELECT x.subscription_id FROM webhook_deliveries x WHERE x.lease_until > $2
+                   GROUP BY x.subscription_id HAVING COUNT(*) >= $5)
              ORDER BY d.next_attempt_at, d.id
              LIMIT $4{lock})
          RETURNING id, subscription_id, org_id, event_type, payload, attempts, retry_step"

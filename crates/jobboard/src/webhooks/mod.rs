@@ -99,7 +99,7 @@ impl Sender {
             .connect_timeout(config.timeout)
             .user_agent(USER_AGENT)
             .dns_resolver(Arc::new(ssrf::Resolver(policy.clone())))
-            .pool_max_idle_per_host(config.concurrency_per_target.max(4))
+            .pool_max_idle_per_host(config.concurrency)
             .build()?;
         Ok(Sender {
             db: app.db.clone(),
@@ -392,7 +392,13 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
     let freed = Arc::new(tokio::sync::Notify::new());
     // Deliveries in flight, by id, with their subscription.
     let in_flight: Arc<Mutex<HashMap<Uuid, Uuid>>> = Arc::default();
+    // Claim in batches of at least this many free slots (unless idle), so that each
+    // finished attempt does not cost a claim of its own.
+    let batch_min = (concurrency / 8).clamp(1, 8);
     let mut tasks = JoinSet::new();
+    // Whether events may be waiting for fan-out (at start, on a wake-up, on a poll).
+    let mut outbox = true;
+    let mut last_fan_out = Instant::now();
     loop {
         let woken = OUTBOX_WAKE.notified();
         tokio::pin!(woken);
@@ -401,10 +407,13 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
             break;
         }
         while tasks.try_join_next().is_some() {}
-        fan_out_all(&db).await;
+        if std::mem::take(&mut outbox) || last_fan_out.elapsed() >= POLL {
+            last_fan_out = Instant::now();
+            fan_out_all(&db).await;
+        }
         let free = concurrency.saturating_sub(tasks.len());
         let mut claimed_n = 0;
-        if free > 0 {
+        if free >= batch_min || tasks.is_empty() {
             let claimed = sender.claim(Ts::now(), free, per_target).await;
             claimed_n = claimed.len();
             let mut excess = Vec::new();
@@ -430,7 +439,7 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
                 let _ = store::release(&db, sender.owner, &excess).await;
             }
         }
-        let wait = if free > 0 && claimed_n == free {
+        let wait = if claimed_n > 0 && claimed_n == free {
             // A full batch: there may be more due right away.
             Duration::ZERO
         } else {
@@ -446,7 +455,7 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
             continue;
         }
         tokio::select! {
-            _ = &mut woken => {}
+            _ = &mut woken => outbox = true,
             _ = freed.notified() => {}
             _ = tokio::time::sleep(wait) => {}
             _ = stop.changed() => {}

@@ -32,6 +32,7 @@ backends!(
     delete_discards_pending_deliveries,
     test_and_retry_endpoints,
     worker_delivers_without_waiting_for_a_poll,
+    graceful_shutdown_hands_attempts_back,
     sigkill_loses_no_event,
 );
 
@@ -903,6 +904,49 @@ async fn worker_delivers_without_waiting_for_a_poll(b: Backend) {
         .await;
     assert!(ok, "the worker delivered {} of 5", rx.all().len());
     t.stop().await;
+}
+
+async fn graceful_shutdown_hands_attempts_back(b: Backend) {
+    let t = spawn_no_worker(b).await;
+    let rx = Receiver::start().await;
+    rx.answer(
+        "/stuck",
+        Behavior {
+            delay: Duration::from_secs(60),
+            ..Behavior::default()
+        },
+    );
+    let sub = subscribe(&t, "*", "webhook", &rx.url("/stuck"), None).await;
+    // The worker loop, as `serve` runs it, with a stop signal of our own.
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let worker = tokio::spawn(jobboard::webhooks::run(t.app.clone(), stop_rx));
+    emit(&t, "job.created", json!({})).await;
+    assert!(
+        rx.wait_until(Duration::from_secs(10), |h| !h.is_empty())
+            .await
+    );
+    assert_eq!(leased(&t).await, 1, "the attempt is in flight");
+    stop.send(true).unwrap();
+    worker.await.unwrap();
+    assert_eq!(leased(&t).await, 0, "the lease was handed back");
+    let ds = store::list_deliveries(t.db(), t.org_id, sub.parse().unwrap(), 10)
+        .await
+        .unwrap();
+    assert_eq!(ds[0].0.status, "pending");
+    assert_eq!(ds[0].0.attempts, 0);
+    // Handed back, it is sent again by the next worker.
+    rx.status("/stuck", 200);
+    assert_eq!(drain(&t.app).await, 1);
+    assert_eq!(rx.hits("/stuck").len(), 2);
+}
+
+async fn leased(t: &TestApp) -> i64 {
+    jobboard::dispatch!(t.db().reader(), p => {
+        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE lease_owner IS NOT NULL")
+            .fetch_one(p)
+            .await
+            .unwrap()
+    })
 }
 
 /// The real binary, killed with SIGKILL while deliveries are pending and in flight, then
