@@ -381,26 +381,34 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
             slot.insert(subs);
         }
         let body = payload(&ev.event_type, ev.org_id, ev.occurred_at, &ev.data.0);
-        for sub in &targets[&ev.org_id] {
-            if sub.event != "*" && sub.event != ev.event_type {
-                continue;
-            }
+        let subs: Vec<Uuid> = targets[&ev.org_id]
+            .iter()
+            .filter(|s| s.event == "*" || s.event == ev.event_type)
+            .map(|s| s.id)
+            .collect();
+        // One multi-row INSERT per event (in chunks, within the bind-parameter limits).
+        for chunk in subs.chunks(500) {
             dispatch_tx!(&mut tx, t => {
-                sqlx::query(
-                    "INSERT INTO webhook_deliveries (id, subscription_id, org_id, event_id, event_type, payload, status, attempts, retry_step, next_attempt_at, created_at, updated_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, 0, $7, $7, $7)",
-                )
-                .bind(Uuid::now_v7())
-                .bind(sub.id)
-                .bind(ev.org_id)
-                .bind(ev.id)
-                .bind(&ev.event_type)
-                .bind(&body)
-                .bind(now)
-                .execute(&mut **t)
-                .await?;
+                let mut qb = sqlx::QueryBuilder::new(
+                    "INSERT INTO webhook_deliveries (id, subscription_id, org_id, event_id, event_type, payload, status, attempts, retry_step, next_attempt_at, created_at, updated_at) ",
+                );
+                qb.push_values(chunk, |mut b, sub_id| {
+                    b.push_bind(Uuid::now_v7())
+                        .push_bind(*sub_id)
+                        .push_bind(ev.org_id)
+                        .push_bind(ev.id)
+                        .push_bind(&ev.event_type)
+                        .push_bind(&body)
+                        .push_bind("pending")
+                        .push_bind(0_i64)
+                        .push_bind(0_i64)
+                        .push_bind(now)
+                        .push_bind(now)
+                        .push_bind(now);
+                });
+                qb.build().execute(&mut **t).await?;
             });
-            written += 1;
+            written += chunk.len();
         }
         dispatch_tx!(&mut tx, t => {
             sqlx::query("UPDATE events SET dispatched_at = $2 WHERE id = $1")

@@ -442,6 +442,9 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
         let wait = if claimed_n > 0 && claimed_n == free {
             // A full batch: there may be more due right away.
             Duration::ZERO
+        } else if !tasks.is_empty() {
+            // A finishing attempt wakes the loop; poll as the fallback for retries.
+            POLL
         } else {
             match store::next_due(&db).await {
                 Ok(Some(at)) if at > Ts::now() => {
