@@ -523,6 +523,29 @@ pub async fn target(db: &Db, id: Uuid) -> DbResult<Option<Subscription>> {
     })
 }
 
+/// The subscriptions with these ids (for a claimed batch), by id.
+pub async fn targets(
+    db: &Db,
+    ids: &[Uuid],
+) -> DbResult<std::collections::HashMap<Uuid, Subscription>> {
+    let mut out = std::collections::HashMap::new();
+    for chunk in ids.chunks(500) {
+        let found: Vec<Subscription> = dispatch!(db.reader(), p => {
+            let mut qb = sqlx::QueryBuilder::new(format!(
+                "SELECT {SUB_COLS} FROM webhook_subscriptions WHERE id IN ("
+            ));
+            let mut sep = qb.separated(", ");
+            for id in chunk {
+                sep.push_bind(*id);
+            }
+            qb.push(")");
+            qb.build_query_as().fetch_all(p).await?
+        });
+        out.extend(found.into_iter().map(|s| (s.id, s)));
+    }
+    Ok(out)
+}
+
 /// What an attempt produced, to be recorded.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -562,6 +585,39 @@ pub async fn record(
         Next::RetryAt(at) => ("pending", Some(at), d.retry_step + 1),
         Next::Failed | Next::Gone => ("failed", None, d.retry_step),
     };
+    if next == Next::Succeeded
+        && let Some(pool) = db.pg()
+    {
+        // The common case in one statement (one round trip, atomic on its own).
+        let n: i64 = sqlx::query_scalar(
+            "WITH upd AS (
+                 UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL, attempts = attempts + 1,
+                     lease_owner = NULL, lease_until = NULL, updated_at = $3
+                 WHERE id = $1 AND lease_owner = $2
+                 RETURNING id, subscription_id
+             ), att AS (
+                 INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
+                 SELECT $4, id, $5, $6, $7, $8, $9, $10 FROM upd
+             ), sub AS (
+                 UPDATE webhook_subscriptions SET failing_since = NULL
+                 WHERE id IN (SELECT subscription_id FROM upd) AND failing_since IS NOT NULL
+             )
+             SELECT COUNT(*) FROM upd",
+        )
+        .bind(d.id)
+        .bind(owner)
+        .bind(now)
+        .bind(Uuid::now_v7())
+        .bind(d.attempts + 1)
+        .bind(outcome.status_code)
+        .bind(outcome.error.as_deref())
+        .bind(outcome.duration_ms)
+        .bind(outcome.response_excerpt.as_deref())
+        .bind(outcome.attempted_at)
+        .fetch_one(pool)
+        .await?;
+        return Ok(n > 0);
+    }
     let mut tx = db.begin().await?;
     let n = dispatch_tx!(&mut tx, t => {
         sqlx::query(

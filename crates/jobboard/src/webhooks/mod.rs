@@ -236,17 +236,28 @@ impl Sender {
         Next::RetryAt(now.plus(chrono::Duration::from_std(wait).unwrap_or_default()))
     }
 
-    /// Sends a claimed delivery and records the attempt.
-    pub async fn process(&self, d: Claimed, clock: Clock) {
-        let sub = match store::target(&self.db, d.subscription_id).await {
-            Ok(Some(s)) if s.is_enabled => s,
-            Ok(_) => {
-                // Deleted or disabled meanwhile: hand it back.
-                let _ = store::release(&self.db, self.owner, &[d.id]).await;
-                return;
-            }
+    /// The subscriptions of a claimed batch; on failure the batch is handed back.
+    async fn targets(&self, claimed: &[Claimed]) -> Option<HashMap<Uuid, Arc<Subscription>>> {
+        let mut ids: Vec<Uuid> = claimed.iter().map(|d| d.subscription_id).collect();
+        ids.sort();
+        ids.dedup();
+        match store::targets(&self.db, &ids).await {
+            Ok(found) => Some(found.into_iter().map(|(k, v)| (k, Arc::new(v))).collect()),
             Err(e) => {
-                tracing::warn!(error = ?e, delivery = %d.id, "loading a webhook subscription failed");
+                tracing::warn!(error = ?e, "loading webhook subscriptions failed");
+                let ids: Vec<Uuid> = claimed.iter().map(|d| d.id).collect();
+                let _ = store::release(&self.db, self.owner, &ids).await;
+                None
+            }
+        }
+    }
+
+    /// Sends a claimed delivery to `sub` (as loaded after the claim) and records the attempt.
+    pub async fn process(&self, d: Claimed, sub: Option<Arc<Subscription>>, clock: Clock) {
+        let sub = match sub {
+            Some(s) if s.is_enabled => s,
+            _ => {
+                // Deleted or disabled meanwhile: hand it back.
                 let _ = store::release(&self.db, self.owner, &[d.id]).await;
                 return;
             }
@@ -353,10 +364,14 @@ pub async fn drain_with(app: &AppState, clock: Clock) -> usize {
             return attempts;
         }
         attempts += claimed.len();
+        let Some(subs) = sender.targets(&claimed).await else {
+            return attempts;
+        };
         let mut set = JoinSet::new();
         for d in claimed {
             let s = sender.clone();
-            set.spawn(async move { s.process(d, clock).await });
+            let sub = subs.get(&d.subscription_id).cloned();
+            set.spawn(async move { s.process(d, sub, clock).await });
         }
         while set.join_next().await.is_some() {}
     }
@@ -417,7 +432,12 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
             let claimed = sender.claim(Ts::now(), free, per_target).await;
             claimed_n = claimed.len();
             let mut excess = Vec::new();
-            {
+            let subs = if claimed.is_empty() {
+                Some(HashMap::new())
+            } else {
+                sender.targets(&claimed).await
+            };
+            if let Some(subs) = subs {
                 let mut map = in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 for d in claimed {
                     let busy = map.values().filter(|s| **s == d.subscription_id).count();
@@ -427,13 +447,16 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
                     }
                     map.insert(d.id, d.subscription_id);
                     let (s, f, m) = (sender.clone(), freed.clone(), in_flight.clone());
+                    let sub = subs.get(&d.subscription_id).cloned();
                     tasks.spawn(async move {
                         let id = d.id;
-                        s.process(d, Clock::Real).await;
+                        s.process(d, sub, Clock::Real).await;
                         m.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
                         f.notify_one();
                     });
                 }
+            } else {
+                claimed_n = 0;
             }
             if !excess.is_empty() {
                 let _ = store::release(&db, sender.owner, &excess).await;
