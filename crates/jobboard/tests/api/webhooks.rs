@@ -709,7 +709,6 @@ async fn ssrf_refused_at_registration(b: Backend) {
         "http://[fe80::1]/hook",
         "http://[fd00::1]/hook",
         "http://2130706433/hook",
-        "http://no-such-host.invalid/hook",
     ] {
         let r = t
             .post(
