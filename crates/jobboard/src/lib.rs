@@ -17,6 +17,7 @@ pub mod ratelimit;
 pub mod scheduler;
 pub mod server;
 pub mod text;
+pub mod webhooks;
 
 /// Installs the TLS crypto provider (ring) used by outgoing HTTPS; safe to call repeatedly.
 pub fn init_tls() {

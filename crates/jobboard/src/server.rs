@@ -187,6 +187,13 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             stop.clone(),
         )));
     }
+    // Webhook delivery worker.
+    if app.config.worker {
+        tasks.push(tokio::spawn(crate::webhooks::run(
+            app.clone(),
+            stop.clone(),
+        )));
+    }
     tasks
 }
 

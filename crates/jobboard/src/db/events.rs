@@ -21,8 +21,24 @@ pub async fn emit(tx: &mut Tx, org_id: i64, event_type: &str, data: Value) -> Db
             .execute(&mut **t)
             .await?;
     });
+    // Wake the webhook workers: on PostgreSQL every node's listener, when this commits;
+    // in this process at once (on SQLite the worker's fan-out then waits for the write
+    // lock, so it reads the event after the commit).
+    if let Tx::Postgres(t) = tx {
+        sqlx::query("SELECT pg_notify($1, '')")
+            .bind(OUTBOX_CHANNEL)
+            .execute(&mut **t)
+            .await?;
+    }
+    OUTBOX_WAKE.notify_waiters();
     Ok(id)
 }
+
+/// The PostgreSQL notification channel of new outbox work.
+pub const OUTBOX_CHANNEL: &str = "jobboard_outbox";
+
+/// Woken when events or deliveries are written in this process.
+pub static OUTBOX_WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 /// Events not yet fanned out into deliveries.
 pub async fn pending_count(db: &Db) -> DbResult<i64> {

@@ -29,6 +29,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(2, "0002_jobs"),
     migration!(3, "0003_members"),
     migration!(4, "0004_cms"),
+    migration!(5, "0005_webhooks"),
     migration!(6, "0006_applications_analytics"),
 ];
 

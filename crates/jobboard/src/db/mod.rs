@@ -16,6 +16,7 @@ pub mod events;
 pub mod jobs;
 pub mod keys;
 pub mod orgs;
+pub mod webhooks;
 
 pub mod access;
 pub mod billing;

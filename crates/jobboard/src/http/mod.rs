@@ -13,6 +13,7 @@ pub mod categories;
 pub mod cms;
 pub mod members;
 pub mod plans;
+pub mod webhooks;
 
 use std::{collections::HashMap, sync::Arc, time::Instant};
 
@@ -45,6 +46,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(applications::routes())
         .merge(analytics::routes())
         .merge(cms::routes())
+        .merge(webhooks::routes())
 }
 
 /// The OpenAPI document, exactly as served at `/api/openapi.json`.

@@ -46,6 +46,14 @@ async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
         "Events written to the outbox and not yet fanned out to webhook deliveries.",
         pending,
     )]);
+    let deliveries = crate::db::webhooks::pending_count(&app.db)
+        .await
+        .map(|n| n as f64)
+        .unwrap_or(f64::NAN);
+    let body = body
+        + &format!(
+            "# HELP jobboard_webhook_deliveries_pending Webhook deliveries waiting for an attempt (the delivery queue depth).\n# TYPE jobboard_webhook_deliveries_pending gauge\njobboard_webhook_deliveries_pending {deliveries}\n"
+        );
     (
         [(
             header::CONTENT_TYPE,

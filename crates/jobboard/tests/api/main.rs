@@ -9,3 +9,5 @@ mod foundation;
 mod members;
 mod plans;
 mod site_analytics;
+mod webhook_receiver;
+mod webhooks;

@@ -1,0 +1,558 @@
+//! Webhook delivery: fan-out of outbox events into deliveries, the delivery worker, signed
+//! attempts, retries, chat bodies and SSRF protection.
+//!
+//! ```text
+//! events (outbox) --fan_out--> webhook_deliveries --claim (lease)--> attempt --> record
+//! ```
+//!
+//! The worker wakes when events are written (in process at once; on PostgreSQL through
+//! `LISTEN/NOTIFY` from every node), and polls once a second as a fallback. Attempts run
+//! concurrently, bounded overall (`concurrency`) and per subscription
+//! (`concurrency_per_target`), so a slow target only ever occupies its own slots.
+//! [`drain`] runs the same steps to completion for tests.
+
+pub mod chat;
+pub mod ssrf;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use hmac::{Hmac, KeyInit, Mac};
+use rand::Rng;
+use tokio::{sync::watch, task::JoinSet};
+use uuid::Uuid;
+
+use crate::{
+    config::WebhookConfig,
+    db::{
+        Backend, Db, Ts,
+        events::{OUTBOX_CHANNEL, OUTBOX_WAKE},
+        webhooks::{self as store, Claimed, Next, Outcome, Subscription},
+    },
+    server::AppState,
+};
+
+/// The most of a response body kept in the attempt log.
+pub const EXCERPT_BYTES: usize = 2048;
+/// The longest wait a `Retry-After` header can ask for.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(3600);
+/// How long past the attempt time-out a claimed delivery stays leased.
+const LEASE_MARGIN: Duration = Duration::from_secs(5);
+/// Polling period when no wake-up arrives.
+const POLL: Duration = Duration::from_secs(1);
+/// Events fanned out per transaction.
+const FAN_OUT_BATCH: i64 = 500;
+
+pub const USER_AGENT: &str = concat!("jobboard-webhooks/", env!("CARGO_PKG_VERSION"));
+
+/// Wakes the workers of this process (after deliveries were made due).
+pub fn wake() {
+    OUTBOX_WAKE.notify_waiters();
+}
+
+/// Lowercase hex HMAC-SHA256 of `body` keyed with `secret`.
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC takes keys of any length");
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// The time attempts are scheduled against: the real clock, or a fixed instant (tests).
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    Real,
+    At(Ts),
+}
+
+impl Clock {
+    pub fn now(&self) -> Ts {
+        match self {
+            Clock::Real => Ts::now(),
+            Clock::At(t) => *t,
+        }
+    }
+}
+
+/// Sends attempts and records them.
+pub struct Sender {
+    db: Db,
+    config: WebhookConfig,
+    public_url: String,
+    policy: Arc<ssrf::Policy>,
+    client: reqwest::Client,
+    owner: Uuid,
+}
+
+impl Sender {
+    pub fn new(app: &AppState) -> anyhow::Result<Sender> {
+        crate::init_tls();
+        let config = app.config.webhooks.clone();
+        let policy = Arc::new(ssrf::Policy::new(&config));
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout)
+            .user_agent(USER_AGENT)
+            .dns_resolver(Arc::new(ssrf::Resolver(policy.clone())))
+            .pool_max_idle_per_host(config.concurrency)
+            .build()?;
+        Ok(Sender {
+            db: app.db.clone(),
+            public_url: app.config.public_url.clone(),
+            config,
+            policy,
+            client,
+            owner: Uuid::now_v7(),
+        })
+    }
+
+    fn lease(&self) -> chrono::Duration {
+        chrono::Duration::from_std(self.config.timeout + LEASE_MARGIN).unwrap_or_default()
+    }
+
+    /// Claims up to `limit` due deliveries.
+    async fn claim(&self, now: Ts, limit: usize, per_target: usize) -> Vec<Claimed> {
+        let res = store::claim(
+            &self.db,
+            self.owner,
+            now,
+            now.plus(self.lease()),
+            limit as i64,
+            per_target as i64,
+        )
+        .await;
+        res.unwrap_or_else(|e| {
+            tracing::warn!(error = ?e, "claiming webhook deliveries failed");
+            Vec::new()
+        })
+    }
+
+    /// The body bytes for the subscription's target type.
+    fn body(&self, sub: &Subscription, d: &Claimed) -> Vec<u8> {
+        match sub.target_type.as_str() {
+            "chat_a" | "chat_b" => {
+                let payload: serde_json::Value =
+                    serde_json::from_str(&d.payload).unwrap_or_default();
+                let body = if sub.target_type == "chat_a" {
+                    chat::chat_a(&payload, &self.public_url)
+                } else {
+                    chat::chat_b(&payload, &self.public_url)
+                };
+                body.to_string().into_bytes()
+            }
+            _ => d.payload.clone().into_bytes(),
+        }
+    }
+
+    /// Sends one attempt; returns what happened and the `Retry-After` asked for, if any.
+    async fn send(&self, sub: &Subscription, d: &Claimed) -> (Outcome, Option<Duration>) {
+        let attempted_at = Ts::now();
+        let start = Instant::now();
+        let fail = |error: String, start: Instant| Outcome {
+            status_code: None,
+            error: Some(error),
+            duration_ms: start.elapsed().as_millis() as i64,
+            response_excerpt: None,
+            attempted_at,
+        };
+        let url = match reqwest::Url::parse(&sub.target_url) {
+            Ok(u) => u,
+            Err(e) => return (fail(format!("invalid target URL: {e}"), start), None),
+        };
+        if let Err(e) = self.policy.check_literal(&url) {
+            return (fail(e, start), None);
+        }
+        let body = self.body(sub, d);
+        let mut req = self
+            .client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("x-service-event", &d.event_type)
+            .header("x-service-delivery", d.id.to_string());
+        if sub.target_type == "webhook"
+            && let Some(secret) = &sub.secret
+        {
+            req = req.header("x-service-signature", sign(secret, &body));
+        }
+        let mut res = match req.body(body).send().await {
+            Ok(r) => r,
+            Err(e) => return (fail(describe(&e), start), None),
+        };
+        let status = res.status();
+        let retry_after = res
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let mut excerpt = Vec::new();
+        let mut read_error = None;
+        while excerpt.len() < EXCERPT_BYTES {
+            match res.chunk().await {
+                Ok(Some(c)) => excerpt.extend_from_slice(&c),
+                Ok(None) => break,
+                Err(e) => {
+                    read_error = Some(describe(&e));
+                    break;
+                }
+            }
+        }
+        let ok = status.is_success();
+        let error = if ok {
+            None
+        } else {
+            Some(read_error.unwrap_or_else(|| format!("HTTP status {}", status.as_u16())))
+        };
+        (
+            Outcome {
+                status_code: Some(i64::from(status.as_u16())),
+                error,
+                duration_ms: start.elapsed().as_millis() as i64,
+                response_excerpt: Some(excerpt_text(&excerpt)),
+                attempted_at,
+            },
+            retry_after,
+        )
+    }
+
+    /// What follows a failed attempt: the next retry (schedule with jitter, at least as late
+    /// as a `Retry-After` within bounds) or failure.
+    fn after_failure(&self, d: &Claimed, now: Ts, retry_after: Option<Duration>) -> Next {
+        let Some(delay) = usize::try_from(d.retry_step)
+            .ok()
+            .and_then(|i| self.config.retry_schedule.get(i))
+        else {
+            return Next::Failed;
+        };
+        let jitter = rand::rng().random_range(0.9..=1.1);
+        let mut wait = delay.mul_f64(jitter);
+        if let Some(ra) = retry_after {
+            wait = wait.max(ra.min(RETRY_AFTER_MAX.max(*delay)));
+        }
+        Next::RetryAt(now.plus(chrono::Duration::from_std(wait).unwrap_or_default()))
+    }
+
+    /// The subscriptions of a claimed batch; on failure the batch is handed back.
+    async fn targets(&self, claimed: &[Claimed]) -> Option<HashMap<Uuid, Arc<Subscription>>> {
+        let mut ids: Vec<Uuid> = claimed.iter().map(|d| d.subscription_id).collect();
+        ids.sort();
+        ids.dedup();
+        match store::targets(&self.db, &ids).await {
+            Ok(found) => Some(found.into_iter().map(|(k, v)| (k, Arc::new(v))).collect()),
+            Err(e) => {
+                tracing::warn!(error = ?e, "loading webhook subscriptions failed");
+                let ids: Vec<Uuid> = claimed.iter().map(|d| d.id).collect();
+                let _ = store::release(&self.db, self.owner, &ids).await;
+                None
+            }
+        }
+    }
+
+    /// Sends a claimed delivery to `sub` (as loaded after the claim) and records the attempt.
+    pub async fn process(&self, d: Claimed, sub: Option<Arc<Subscription>>, clock: Clock) {
+        let sub = match sub {
+            Some(s) if s.is_enabled => s,
+            _ => {
+                // Deleted or disabled meanwhile: hand it back.
+                let _ = store::release(&self.db, self.owner, &[d.id]).await;
+                return;
+            }
+        };
+        let (outcome, retry_after) = self.send(&sub, &d).await;
+        let now = clock.now();
+        let next = match outcome.status_code {
+            Some(s) if (200..300).contains(&s) => Next::Succeeded,
+            Some(410) => Next::Gone,
+            _ => self.after_failure(&d, now, retry_after),
+        };
+        let disable_after = self.config.disable_after.as_micros() as i64;
+        match store::record(&self.db, self.owner, &d, &outcome, next, now, disable_after).await {
+            Ok(true) => {
+                tracing::debug!(delivery = %d.id, subscription = %sub.id, status = ?outcome.status_code, ?next, "webhook attempt")
+            }
+            Ok(false) => {
+                tracing::debug!(delivery = %d.id, "webhook lease lost before recording")
+            }
+            Err(e) => {
+                tracing::warn!(error = ?e, delivery = %d.id, "recording a webhook attempt failed")
+            }
+        }
+    }
+}
+
+/// A readable error with its causes, without the request URL repeated.
+fn describe(e: &reqwest::Error) -> String {
+    let mut msg = if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_connect() {
+        "connection failed".to_string()
+    } else if e.is_redirect() {
+        "redirect not followed".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    msg.chars().take(1000).collect()
+}
+
+/// At most [`EXCERPT_BYTES`] of the body as text, cut at a character boundary.
+fn excerpt_text(bytes: &[u8]) -> String {
+    let mut b = &bytes[..bytes.len().min(EXCERPT_BYTES)];
+    // A character cut at the end is dropped rather than replaced.
+    if let Err(e) = std::str::from_utf8(b)
+        && e.error_len().is_none()
+    {
+        b = &b[..e.valid_up_to()];
+    }
+    let s = String::from_utf8_lossy(b);
+    let mut end = s.len().min(EXCERPT_BYTES);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+fn parse_retry_after(v: &str) -> Option<Duration> {
+    if let Ok(secs) = v.trim().parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v.trim()).ok()?;
+    let secs = at.timestamp() - chrono::Utc::now().timestamp();
+    Some(Duration::from_secs(secs.max(0) as u64))
+}
+
+/// Fans out every pending event into deliveries; returns the deliveries written.
+pub async fn fan_out_all(db: &Db) -> usize {
+    let mut written = 0;
+    loop {
+        match store::fan_out(db, FAN_OUT_BATCH).await {
+            Ok((0, _)) => return written,
+            Ok((_, n)) => written += n,
+            Err(e) => {
+                tracing::warn!(error = ?e, "webhook fan-out failed");
+                return written;
+            }
+        }
+    }
+}
+
+/// Runs fan-out and every due attempt until nothing is due at `clock`; returns the number
+/// of attempts made. For tests and tools: deterministic, no background task involved.
+pub async fn drain_with(app: &AppState, clock: Clock) -> usize {
+    let sender = match Sender::new(app) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            tracing::warn!(error = ?e, "webhook client could not be built");
+            return 0;
+        }
+    };
+    let mut attempts = 0;
+    loop {
+        fan_out_all(&app.db).await;
+        let claimed = sender.claim(clock.now(), 10_000, usize::MAX >> 1).await;
+        if claimed.is_empty() {
+            return attempts;
+        }
+        attempts += claimed.len();
+        let Some(subs) = sender.targets(&claimed).await else {
+            return attempts;
+        };
+        let mut set = JoinSet::new();
+        for d in claimed {
+            let s = sender.clone();
+            let sub = subs.get(&d.subscription_id).cloned();
+            set.spawn(async move { s.process(d, sub, clock).await });
+        }
+        while set.join_next().await.is_some() {}
+    }
+}
+
+/// [`drain_with`] on the real clock.
+pub async fn drain(app: &AppState) -> usize {
+    drain_with(app, Clock::Real).await
+}
+
+/// The delivery worker: runs until `stop`, then hands unfinished attempts back.
+pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
+    let sender = match Sender::new(&app) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            tracing::error!(error = ?e, "webhook worker could not start");
+            return;
+        }
+    };
+    let db = app.db.clone();
+    if db.backend() == Backend::Sqlite {
+        // One node: leases left by a previous process are void.
+        if let Err(e) = store::release_all(&db).await {
+            tracing::warn!(error = ?e, "releasing stale webhook leases failed");
+        }
+    }
+    let listener = db.pg().cloned().map(|pool| {
+        let stop = stop.clone();
+        tokio::spawn(listen(pool, stop))
+    });
+    let concurrency = app.config.webhooks.concurrency;
+    let per_target = app.config.webhooks.concurrency_per_target;
+    let freed = Arc::new(tokio::sync::Notify::new());
+    // Deliveries in flight, by id, with their subscription.
+    let in_flight: Arc<Mutex<HashMap<Uuid, Uuid>>> = Arc::default();
+    // Claim in batches of at least this many free slots (unless idle), so that each
+    // finished attempt does not cost a claim of its own.
+    let batch_min = (concurrency / 8).clamp(1, 8);
+    let mut tasks = JoinSet::new();
+    // Whether events may be waiting for fan-out (at start, on a wake-up, on a poll).
+    let mut outbox = true;
+    let mut last_fan_out = Instant::now();
+    loop {
+        let woken = OUTBOX_WAKE.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        if *stop.borrow() {
+            break;
+        }
+        while tasks.try_join_next().is_some() {}
+        if std::mem::take(&mut outbox) || last_fan_out.elapsed() >= POLL {
+            last_fan_out = Instant::now();
+            fan_out_all(&db).await;
+        }
+        let free = concurrency.saturating_sub(tasks.len());
+        let mut claimed_n = 0;
+        if free >= batch_min || tasks.is_empty() {
+            let claimed = sender.claim(Ts::now(), free, per_target).await;
+            claimed_n = claimed.len();
+            let mut excess = Vec::new();
+            let subs = if claimed.is_empty() {
+                Some(HashMap::new())
+            } else {
+                sender.targets(&claimed).await
+            };
+            if let Some(subs) = subs {
+                let mut map = in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                for d in claimed {
+                    let busy = map.values().filter(|s| **s == d.subscription_id).count();
+                    if busy >= per_target {
+                        excess.push(d.id);
+                        continue;
+                    }
+                    map.insert(d.id, d.subscription_id);
+                    let (s, f, m) = (sender.clone(), freed.clone(), in_flight.clone());
+                    let sub = subs.get(&d.subscription_id).cloned();
+                    tasks.spawn(async move {
+                        let id = d.id;
+                        s.process(d, sub, Clock::Real).await;
+                        m.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                        f.notify_one();
+                    });
+                }
+            } else {
+                claimed_n = 0;
+            }
+            if !excess.is_empty() {
+                let _ = store::release(&db, sender.owner, &excess).await;
+            }
+        }
+        let wait = if claimed_n > 0 && claimed_n == free {
+            // A full batch: there may be more due right away.
+            Duration::ZERO
+        } else if !tasks.is_empty() {
+            // A finishing attempt wakes the loop; poll as the fallback for retries.
+            POLL
+        } else {
+            match store::next_due(&db).await {
+                Ok(Some(at)) if at > Ts::now() => {
+                    Duration::from_micros((at.micros() - Ts::now().micros()).max(0) as u64)
+                        .min(POLL)
+                }
+                _ => POLL,
+            }
+        };
+        if wait.is_zero() && tasks.len() < concurrency {
+            continue;
+        }
+        tokio::select! {
+            _ = &mut woken => outbox = true,
+            _ = freed.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+            _ = stop.changed() => {}
+        }
+    }
+    // Shutdown: give attempts in flight a moment, then hand the rest back.
+    let grace = tokio::time::sleep(Duration::from_secs(2));
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            next = tasks.join_next() => if next.is_none() { break },
+            _ = &mut grace => break,
+        }
+    }
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    let unfinished: Vec<Uuid> = in_flight
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .copied()
+        .collect();
+    if !unfinished.is_empty() {
+        tracing::info!(
+            count = unfinished.len(),
+            "handing unfinished webhook attempts back"
+        );
+        if let Err(e) = store::release(&db, sender.owner, &unfinished).await {
+            tracing::warn!(error = ?e, "releasing webhook leases failed");
+        }
+    }
+    if let Some(l) = listener {
+        let _ = l.await;
+    }
+}
+
+/// Forwards PostgreSQL notifications of new outbox work to the worker.
+async fn listen(pool: sqlx::PgPool, mut stop: watch::Receiver<bool>) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = ?e, "webhook listener could not connect; polling");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
+                    _ = stop.changed() => return,
+                }
+            }
+        };
+        if let Err(e) = listener.listen(OUTBOX_CHANNEL).await {
+            tracing::warn!(error = ?e, "webhook LISTEN failed; polling");
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
+                _ = stop.changed() => return,
+            }
+        }
+        loop {
+            tokio::select! {
+                n = listener.recv() => match n {
+                    Ok(_) => OUTBOX_WAKE.notify_waiters(),
+                    Err(e) => {
+                        tracing::warn!(error = ?e, "webhook listener lost its connection");
+                        OUTBOX_WAKE.notify_waiters();
+                        break;
+                    }
+                },
+                _ = stop.changed() => return,
+            }
+        }
+    }
+}
