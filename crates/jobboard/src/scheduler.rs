@@ -17,8 +17,12 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
-    let moved = 0;
+    let mut moved = 0;
     let _ = app;
+    match crate::db::jobs::expire_due(&app.db, crate::db::Ts::now()).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "job expiry step failed"),
+    }
     moved
 }
 

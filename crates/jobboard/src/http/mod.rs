@@ -8,6 +8,8 @@ pub mod input;
 mod ops;
 
 pub mod categories;
+mod job_input;
+pub mod jobs;
 
 use std::{collections::HashMap, sync::Arc, time::Instant};
 
@@ -33,7 +35,9 @@ pub use extract::{Auth, JsonBody, MAX_BODY_BYTES, Query};
 /// Every keyed API route, with its OpenAPI description. Paths are relative to `/api`.
 /// Each resource module contributes its routes here.
 fn api_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(docs::base_document()).merge(categories::routes())
+    OpenApiRouter::with_openapi(docs::base_document())
+        .merge(categories::routes())
+        .merge(jobs::routes())
 }
 
 /// The OpenAPI document, exactly as served at `/api/openapi.json`.
