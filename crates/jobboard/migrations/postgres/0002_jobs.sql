@@ -33,9 +33,13 @@ CREATE TABLE jobs (
     ) STORED,
     UNIQUE (org_id, slug)
 );
--- The list order, covering the liveness test, so paging can skip entries in the index.
-CREATE INDEX jobs_list ON jobs(org_id, status, is_sticky DESC, created_at DESC, id DESC) INCLUDE (expires_at);
+-- The list order, covering the liveness test and the filters, so that paging and counting
+-- can read the index only.
+CREATE INDEX jobs_list ON jobs(org_id, status, is_sticky DESC, created_at DESC, id DESC)
+    INCLUDE (expires_at, job_type, is_remote, category_id, location);
+-- Due expiries (the scheduler), and per organization (list totals).
 CREATE INDEX jobs_expiry ON jobs(expires_at) WHERE expires_at IS NOT NULL AND status = 'active';
+CREATE INDEX jobs_overdue ON jobs(org_id, expires_at) WHERE expires_at IS NOT NULL AND status = 'active';
 CREATE INDEX jobs_search ON jobs USING GIN (search);
 
 -- Jobs per organization and status, kept by triggers in the writing transaction, so the

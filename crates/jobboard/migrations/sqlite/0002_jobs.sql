@@ -31,9 +31,16 @@ CREATE TABLE jobs (
     updated_at          INTEGER NOT NULL,
     UNIQUE (org_id, slug)
 );
--- The list order, covering the liveness test, so paging skips entries without reading rows.
-CREATE INDEX jobs_list ON jobs(org_id, status, is_sticky DESC, created_at DESC, id DESC, expires_at);
+-- The list order, covering the liveness test and the filters, so that paging and counting
+-- read the index only.
+CREATE INDEX jobs_list ON jobs(org_id, status, is_sticky DESC, created_at DESC, id DESC,
+    expires_at, job_type, is_remote, category_id, location);
+-- Due expiries (the scheduler), and per organization (list totals).
 CREATE INDEX jobs_expiry ON jobs(expires_at) WHERE expires_at IS NOT NULL AND status = 'active';
+CREATE INDEX jobs_overdue ON jobs(org_id, expires_at) WHERE expires_at IS NOT NULL AND status = 'active';
+-- Search results are looked up by rowid: this narrow index answers the list conditions and
+-- the order without reading the (wide) rows.
+CREATE INDEX jobs_search_keys ON jobs(seq, org_id, status, expires_at, is_sticky, created_at, id);
 
 -- Full-text search over title, company name and description text (word prefixes).
 CREATE VIRTUAL TABLE jobs_fts USING fts5(

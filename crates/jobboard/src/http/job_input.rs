@@ -116,8 +116,10 @@ fn trimmed(input: &mut Input, name: &str, required: bool, max: usize) -> Field<S
     }
 }
 
-fn not_null<T>(input: &mut Input, name: &str, f: Field<T>) -> Field<T> {
-    if matches!(f, Field::Null) {
+/// On update, `null` is refused for a field that cannot be cleared; on create it counts
+/// as absent.
+fn not_null<T>(input: &mut Input, name: &str, f: Field<T>, create: bool) -> Field<T> {
+    if matches!(f, Field::Null) && !create {
         input.error(name, "invalid_type", "Must not be null.");
         return Field::Absent;
     }
@@ -128,7 +130,7 @@ fn not_null<T>(input: &mut Input, name: &str, f: Field<T>) -> Field<T> {
 /// required). On update, `null` clears an optional field and is refused for the others.
 pub fn read_job(input: &mut Input, create: bool) -> JobInput {
     let title = trimmed(input, "title", create, 255);
-    let title = not_null(input, "title", title);
+    let title = not_null(input, "title", title, create);
     let description = match input.string("description", create, 1, 100_000) {
         Field::Value(html) => {
             let (clean, text) = sanitize_description(&html);
@@ -146,9 +148,9 @@ pub fn read_job(input: &mut Input, create: bool) -> JobInput {
         Field::Null => Field::Null,
         Field::Absent => Field::Absent,
     };
-    let description = not_null(input, "description", description);
+    let description = not_null(input, "description", description, create);
     let company_name = trimmed(input, "company_name", create, 255);
-    let company_name = not_null(input, "company_name", company_name);
+    let company_name = not_null(input, "company_name", company_name, create);
     let job_type = input.one_of("job_type", false, JOB_TYPES);
     let location = match input.string("location", false, 0, 255) {
         Field::Value(s) if s.trim().is_empty() => Field::Null,
@@ -157,7 +159,7 @@ pub fn read_job(input: &mut Input, create: bool) -> JobInput {
     };
     let flag = |input: &mut Input, name: &str| {
         let f = input.boolean(name, false);
-        not_null(input, name, f)
+        not_null(input, name, f, create)
     };
     let location_restricted = flag(input, "location_restricted");
     let is_remote = flag(input, "is_remote");
@@ -182,7 +184,7 @@ pub fn read_job(input: &mut Input, create: bool) -> JobInput {
     let contact_email = input.email("contact_email", false);
     let expires_at = input.timestamp("expires_at", false);
     let status = input.one_of("status", false, STATUSES);
-    let status = not_null(input, "status", status);
+    let status = not_null(input, "status", status, create);
     JobInput {
         title,
         description,

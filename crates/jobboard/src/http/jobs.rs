@@ -113,23 +113,28 @@ pub struct JobIn {
 }
 
 /// Body of `PATCH /jobs/{id}`: at least one field. Every field of `POST /jobs` is
-/// accepted; `null` clears an optional field. Setting `status` to `active` approves a job.
+/// accepted; `null` clears an optional field (and is refused for the others). Setting `status` to `active` approves a job.
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct JobPatch {
+    #[schema(nullable = false)]
     status: Option<JobStatus>,
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(nullable = false, min_length = 1, max_length = 255)]
     title: Option<String>,
-    #[schema(min_length = 1, max_length = 100000)]
+    #[schema(nullable = false, min_length = 1, max_length = 100000)]
     description: Option<String>,
     #[schema(max_length = 255)]
     location: Option<String>,
+    #[schema(nullable = false)]
     is_remote: Option<bool>,
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(nullable = false, min_length = 1, max_length = 255)]
     company_name: Option<String>,
     job_type: Option<JobType>,
+    #[schema(nullable = false)]
     location_restricted: Option<bool>,
+    #[schema(nullable = false)]
     is_highlighted: Option<bool>,
+    #[schema(nullable = false)]
     is_sticky: Option<bool>,
     #[schema(min_length = 1, max_length = 10000)]
     how_to_apply: Option<String>,

@@ -144,6 +144,15 @@ async fn create_applies_defaults_and_answers_with_meta(b: Backend) {
         }
     }
 
+    // On creation, null counts as absent.
+    let mut body = job("Nulls");
+    for f in ["is_remote", "status", "location", "is_sticky", "salary_min"] {
+        body[f] = Value::Null;
+    }
+    let r = t.post("/jobs", body).await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["status"], "pending");
+
     let ev = events(&t, t.org_id).await;
     assert_eq!(ev[0].0, "job.created");
     assert_eq!(
@@ -152,7 +161,7 @@ async fn create_applies_defaults_and_answers_with_meta(b: Backend) {
                "status": "pending", "location": null, "slug": "senior-rust-engineer-acme",
                "url": "/jobs/senior-rust-engineer-acme"})
     );
-    assert_eq!(ev.len(), 2);
+    assert_eq!(ev.len(), 3);
 }
 
 async fn create_reports_every_bad_field(b: Backend) {
