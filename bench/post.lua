@@ -15,5 +15,9 @@ function request()
     '{"title":"Bench %s %d-%d","description":"<p>Posted by the <b>benchmark</b> run %d.</p>",' ..
     '"company_name":"Bench Co","job_type":"full-time","location":"Berlin","status":"active"}',
     roles[counter % #roles + 1], thread_id, counter, counter)
-  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, body)
+  -- Headers given here replace those of the command line: repeat the key.
+  local headers = {}
+  for k, v in pairs(wrk.headers) do headers[k] = v end
+  headers["Content-Type"] = "application/json"
+  return wrk.format("POST", nil, headers, body)
 end

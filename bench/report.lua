@@ -1,6 +1,6 @@
 -- Prints one machine-readable line at the end of a wrk run:
 -- RESULT <requests/s> <p50 ms> <p99 ms> <requests> <non-2xx responses> <socket errors>
-local non2xx = 0
+non2xx = 0
 local threads = {}
 
 function setup(thread)

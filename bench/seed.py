@@ -116,8 +116,10 @@ def seed_postgres(url, org, n):
     def psql(*args, **kw):
         return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q", *args], check=True, **kw)
 
-    # Bulk load without the per-row counter trigger; the counters are rebuilt after.
-    psql("-c", "ALTER TABLE jobs DISABLE TRIGGER job_counts_insert_delete")
+    # Bulk load without the per-row counter trigger and the search index; both are rebuilt
+    # after (the same definitions as the migration).
+    psql("-c", "ALTER TABLE jobs DISABLE TRIGGER job_counts_insert_delete",
+         "-c", "DROP INDEX IF EXISTS jobs_search")
     copy = subprocess.Popen(
         ["psql", url, "-v", "ON_ERROR_STOP=1", "-q", "-c",
          f"\\copy jobs ({', '.join(COLS)}) FROM STDIN WITH (FORMAT csv)"],
@@ -137,6 +139,8 @@ def seed_postgres(url, org, n):
     psql("-c", "ALTER TABLE jobs ENABLE TRIGGER job_counts_insert_delete",
          "-c", "DELETE FROM job_counts",
          "-c", "INSERT INTO job_counts (org_id, status, n) SELECT org_id, status, COUNT(*) FROM jobs GROUP BY 1, 2")
+    psql("-c", "SET maintenance_work_mem = '512MB'",
+         "-c", "CREATE INDEX jobs_search ON jobs USING GIN (search)")
     psql("-c", "VACUUM ANALYZE jobs")
     psql("-c", "VACUUM ANALYZE job_counts")
 
