@@ -363,9 +363,13 @@ pub fn read_list_query(q: &mut QueryInput) -> ListQuery {
                 ),
             );
         }
-        let mut s = statuses;
-        s.dedup();
-        Some(s)
+        let mut unique: Vec<String> = Vec::with_capacity(statuses.len());
+        for s in statuses {
+            if !unique.contains(&s) {
+                unique.push(s);
+            }
+        }
+        Some(unique)
     };
     let page = q.integer("page", 1, 1, MAX_PAGE);
     let per_page = q.integer("per_page", 20, 1, 100);

@@ -433,7 +433,8 @@ async fn update_job(
     }
 }
 
-/// Delete a job permanently. Emits `job.deleted`.
+/// Delete a job permanently. Emits `job.deleted`. A job that other records (payments,
+/// applications) still refer to is `409 conflict`.
 #[utoipa::path(delete, path = "/jobs/{id}", tag = "jobs",
     params(("id" = Uuid, Path, description = "The job id.")),
     responses((status = 200, description = "Deleted.", body = JobDeletedOut)))]
@@ -446,7 +447,16 @@ async fn delete_job(
     auth.require("jobs:write")?;
     q.finish()?;
     let id = extract::path_id(&raw, "job")?;
-    match jobs::delete(&app.db, auth.org_id, id).await? {
+    let deleted = match jobs::delete(&app.db, auth.org_id, id).await {
+        Err(e) if is_foreign_key_violation(&e) => {
+            return Err(ApiError::conflict(
+                "The job is referenced by other records (for example payments) and cannot be deleted; set its status to expired or draft instead.",
+                serde_json::json!({ "resource": "job" }),
+            ));
+        }
+        other => other?,
+    };
+    match deleted {
         Some(job) => Ok(Json(JobDeletedOut {
             data: JobDeleted {
                 id: job.id,
@@ -455,4 +465,8 @@ async fn delete_job(
         })),
         None => Err(ApiError::not_found("job")),
     }
+}
+
+fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_foreign_key_violation())
 }

@@ -21,6 +21,7 @@ backends!(
     patch_status_moves_emit_events,
     expired_job_leaves_the_list_by_itself,
     delete_removes_the_job,
+    delete_of_a_referenced_job_is_a_conflict,
     other_organizations_jobs_are_invisible,
     directly_inserted_jobs_are_listed,
     categories_create_and_list,
@@ -398,6 +399,12 @@ async fn list_defaults_order_and_paging(b: Backend) {
     assert!(!titles(&r).contains(&"Past".to_string()));
     let r = t.get("/jobs?status=expired").await;
     assert_eq!(r.body["data"], json!([]));
+    let r = t.get("/jobs?status=draft,active,draft").await;
+    assert_eq!(
+        r.body["meta"]["filters"]["status"],
+        json!(["draft", "active"])
+    );
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 7);
 }
 
 async fn list_filters(b: Backend) {
@@ -880,6 +887,31 @@ async fn delete_removes_the_job(b: Backend) {
         ev.last().unwrap().1,
         json!({"job_id": id, "title": "Miner", "company_name": "Acme", "status": "active"})
     );
+}
+
+async fn delete_of_a_referenced_job_is_a_conflict(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = create_active(&t, "Referenced", json!({})).await;
+    // A table of another resource that refers to jobs, as payments do.
+    let ddl = match b {
+        Backend::Sqlite => "CREATE TABLE job_refs (job_id BLOB NOT NULL REFERENCES jobs(id))",
+        Backend::Postgres => "CREATE TABLE job_refs (job_id UUID NOT NULL REFERENCES jobs(id))",
+    };
+    let job_id: uuid::Uuid = id.parse().unwrap();
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query(ddl).execute(p).await.unwrap();
+        sqlx::query("INSERT INTO job_refs (job_id) VALUES ($1)")
+            .bind(job_id)
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    t.delete(&format!("/jobs/{id}"))
+        .await
+        .expect_error(409, "conflict");
+    assert_eq!(titles(&t.get("/jobs").await), ["Referenced"]);
+    let ev = events(&t, t.org_id).await;
+    assert_eq!(ev.len(), 1, "no job.deleted for a delete that failed");
 }
 
 async fn other_organizations_jobs_are_invisible(b: Backend) {
