@@ -20,6 +20,7 @@ backends!(
     patch_updates_fields_and_validates,
     patch_status_moves_emit_events,
     expired_job_leaves_the_list_by_itself,
+    concurrent_schedulers_expire_each_job_once,
     delete_removes_the_job,
     delete_of_a_referenced_job_is_a_conflict,
     other_organizations_jobs_are_invisible,
@@ -864,6 +865,33 @@ async fn expired_job_leaves_the_list_by_itself(b: Backend) {
         ev[4].1,
         json!({"job_id": id, "title": "Short gig", "company_name": "Acme", "status": "expired"})
     );
+}
+
+async fn concurrent_schedulers_expire_each_job_once(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    for i in 0..12 {
+        create_active(
+            &t,
+            &format!("Due {i}"),
+            json!({"expires_at": "2001-01-01T00:00:00Z"}),
+        )
+        .await;
+    }
+    create_active(&t, "Live", json!({})).await;
+    // Several nodes' schedulers running at once (on PostgreSQL, truly concurrently).
+    let (a, b2, c) = tokio::join!(
+        jobboard::scheduler::tick(&t.app),
+        jobboard::scheduler::tick(&t.app),
+        jobboard::scheduler::tick(&t.app)
+    );
+    assert_eq!(a + b2 + c, 12);
+    let ev = events(&t, t.org_id).await;
+    let expired = ev.iter().filter(|e| e.0 == "job.expired").count();
+    let changed = ev.iter().filter(|e| e.0 == "job.status_changed").count();
+    assert_eq!((expired, changed), (12, 12));
+    let r = t.get("/jobs?status=expired").await;
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 12);
+    assert_eq!(titles(&t.get("/jobs").await), ["Live"]);
 }
 
 async fn delete_removes_the_job(b: Backend) {
