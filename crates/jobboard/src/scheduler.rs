@@ -17,16 +17,16 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
-    let moved = 0;
-    let moved = moved
-        + match crate::db::cms::expire_due(&app.db, crate::db::Ts::now()).await {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::warn!(error = ?e, "CMS expiry step failed");
-                0
-            }
-        };
-    let _ = app;
+    let now = crate::db::Ts::now();
+    let mut moved = 0;
+    match crate::db::jobs::expire_due(&app.db, now).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "job expiry step failed"),
+    }
+    match crate::db::cms::expire_due(&app.db, now).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "CMS expiry step failed"),
+    }
     moved
 }
 

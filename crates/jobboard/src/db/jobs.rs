@@ -1,18 +1,783 @@
-//! Jobs as stored.
+//! Jobs as stored: create, read, update, delete, list with filters and full-text search,
+//! and expiry. Every change writes its events in the same transaction.
 
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{Db, DbResult};
-use crate::dispatch;
+use super::{Backend, Db, DbResult, Ts, Tx, events};
+use crate::{dispatch, dispatch_tx};
+
+/// Every job status.
+pub const STATUSES: &[&str] = &["pending", "active", "expired", "draft"];
+pub const JOB_TYPES: &[&str] = &[
+    "full-time",
+    "part-time",
+    "contract",
+    "internship",
+    "temporary",
+    "casual",
+];
+pub const APPLY_METHODS: &[&str] = &["form", "email", "website", "form-external"];
+pub const SALARY_PERIODS: &[&str] = &["hourly", "daily", "weekly", "monthly", "yearly"];
+
+/// The stored columns of a job, in the order of [`Job`].
+const COLUMNS: &str = "id, title, description, description_text, company_name, slug, job_type, location, \
+    location_restricted, is_remote, is_highlighted, is_sticky, how_to_apply, how_to_apply_method, \
+    category_id, company_website, company_logo_url, salary_min, salary_max, salary_currency, \
+    salary_period, contact_email, expires_at, status, created_at, updated_at";
+
+/// A job with every stored field.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct Job {
+    pub id: Uuid,
+    pub title: String,
+    /// Sanitised HTML.
+    pub description: String,
+    /// The description with its tags stripped (what search matches).
+    pub description_text: String,
+    pub company_name: String,
+    pub slug: String,
+    #[schema(value_type = Option<crate::db::jobs::JobType>)]
+    pub job_type: Option<String>,
+    pub location: Option<String>,
+    pub location_restricted: bool,
+    pub is_remote: bool,
+    pub is_highlighted: bool,
+    pub is_sticky: bool,
+    pub how_to_apply: Option<String>,
+    #[schema(value_type = Option<crate::db::jobs::ApplyMethod>)]
+    pub how_to_apply_method: Option<String>,
+    pub category_id: Option<Uuid>,
+    pub company_website: Option<String>,
+    pub company_logo_url: Option<String>,
+    pub salary_min: Option<f64>,
+    pub salary_max: Option<f64>,
+    pub salary_currency: Option<String>,
+    #[schema(value_type = Option<crate::db::jobs::SalaryPeriod>)]
+    pub salary_period: Option<String>,
+    pub contact_email: Option<String>,
+    pub expires_at: Option<Ts>,
+    #[schema(value_type = crate::db::jobs::JobStatus)]
+    pub status: String,
+    pub created_at: Ts,
+    pub updated_at: Ts,
+}
+
+/// A job as listed.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct JobListItem {
+    pub id: Uuid,
+    pub title: String,
+    pub description: String,
+    pub company_name: String,
+    pub slug: String,
+    pub location: Option<String>,
+    #[schema(value_type = Option<crate::db::jobs::JobType>)]
+    pub job_type: Option<String>,
+    #[schema(value_type = crate::db::jobs::JobStatus)]
+    pub status: String,
+    pub is_remote: bool,
+    pub contact_email: Option<String>,
+}
+
+const LIST_COLUMNS: &str = "id, title, description, company_name, slug, location, job_type, status, is_remote, contact_email";
+
+/// Job status (documentation type).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum JobStatus {
+    Pending,
+    Active,
+    Expired,
+    Draft,
+}
+
+/// Job type (documentation type).
+#[derive(ToSchema)]
+#[schema(rename_all = "kebab-case")]
+#[allow(dead_code)]
+pub enum JobType {
+    FullTime,
+    PartTime,
+    Contract,
+    Internship,
+    Temporary,
+    Casual,
+}
+
+/// How to apply (documentation type).
+#[derive(ToSchema)]
+#[schema(rename_all = "kebab-case")]
+#[allow(dead_code)]
+pub enum ApplyMethod {
+    Form,
+    Email,
+    Website,
+    FormExternal,
+}
+
+/// Salary period (documentation type).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum SalaryPeriod {
+    Hourly,
+    Daily,
+    Weekly,
+    Monthly,
+    Yearly,
+}
+
+/// The writable fields of a job, validated. Used for creation and as the merged state of
+/// an update.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobFields {
+    pub title: String,
+    pub description: String,
+    pub description_text: String,
+    pub company_name: String,
+    pub job_type: Option<String>,
+    pub location: Option<String>,
+    pub location_restricted: bool,
+    pub is_remote: bool,
+    pub is_highlighted: bool,
+    pub is_sticky: bool,
+    pub how_to_apply: Option<String>,
+    pub how_to_apply_method: Option<String>,
+    pub category_id: Option<Uuid>,
+    pub company_website: Option<String>,
+    pub company_logo_url: Option<String>,
+    pub salary_min: Option<f64>,
+    pub salary_max: Option<f64>,
+    pub salary_currency: Option<String>,
+    pub salary_period: Option<String>,
+    pub contact_email: Option<String>,
+    pub expires_at: Option<Ts>,
+    pub status: String,
+}
+
+impl JobFields {
+    pub fn of(job: &Job) -> JobFields {
+        JobFields {
+            title: job.title.clone(),
+            description: job.description.clone(),
+            description_text: job.description_text.clone(),
+            company_name: job.company_name.clone(),
+            job_type: job.job_type.clone(),
+            location: job.location.clone(),
+            location_restricted: job.location_restricted,
+            is_remote: job.is_remote,
+            is_highlighted: job.is_highlighted,
+            is_sticky: job.is_sticky,
+            how_to_apply: job.how_to_apply.clone(),
+            how_to_apply_method: job.how_to_apply_method.clone(),
+            category_id: job.category_id,
+            company_website: job.company_website.clone(),
+            company_logo_url: job.company_logo_url.clone(),
+            salary_min: job.salary_min,
+            salary_max: job.salary_max,
+            salary_currency: job.salary_currency.clone(),
+            salary_period: job.salary_period.clone(),
+            contact_email: job.contact_email.clone(),
+            expires_at: job.expires_at,
+            status: job.status.clone(),
+        }
+    }
+
+    /// Names of the API fields whose values differ between `self` and `other`.
+    pub fn changed(&self, other: &JobFields) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        macro_rules! cmp {
+            ($($f:ident),*) => {
+                $( if self.$f != other.$f { out.push(stringify!($f)); } )*
+            };
+        }
+        cmp!(
+            title,
+            description,
+            company_name,
+            job_type,
+            location,
+            location_restricted,
+            is_remote,
+            is_highlighted,
+            is_sticky,
+            how_to_apply,
+            how_to_apply_method,
+            category_id,
+            company_website,
+            company_logo_url,
+            salary_min,
+            salary_max,
+            salary_currency,
+            salary_period,
+            contact_email,
+            expires_at,
+            status
+        );
+        out
+    }
+}
+
+/// The public path of a job.
+pub fn url_of(slug: &str) -> String {
+    format!("/jobs/{slug}")
+}
+
+fn base_data(job: &Job) -> Value {
+    json!({
+        "job_id": job.id,
+        "title": job.title,
+        "company_name": job.company_name,
+        "status": job.status,
+    })
+}
+
+fn full_data(job: &Job) -> Value {
+    json!({
+        "job_id": job.id,
+        "title": job.title,
+        "company_name": job.company_name,
+        "status": job.status,
+        "location": job.location,
+        "slug": job.slug,
+        "url": url_of(&job.slug),
+    })
+}
+
+/// Emits the events of a status move (`job.status_changed`, and `job.approved` or
+/// `job.expired` when the job became active or expired).
+async fn emit_status_events(tx: &mut Tx, org_id: i64, job: &Job, previous: &str) -> DbResult<()> {
+    if previous == job.status {
+        return Ok(());
+    }
+    events::emit(
+        tx,
+        org_id,
+        "job.status_changed",
+        json!({
+            "job_id": job.id,
+            "title": job.title,
+            "company_name": job.company_name,
+            "previous_status": previous,
+            "status": job.status,
+        }),
+    )
+    .await?;
+    match job.status.as_str() {
+        "active" => events::emit(tx, org_id, "job.approved", base_data(job)).await?,
+        "expired" => events::emit(tx, org_id, "job.expired", base_data(job)).await?,
+        _ => return Ok(()),
+    };
+    Ok(())
+}
 
 /// True when `id` is a job of this organization.
 pub async fn exists(db: &Db, org_id: i64, id: Uuid) -> DbResult<bool> {
-    let hit: Option<i64> = dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT 1 FROM jobs WHERE org_id = $1 AND id = $2")
+    let hit: Option<Uuid> = dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT id FROM jobs WHERE org_id = $1 AND id = $2")
             .bind(org_id)
             .bind(id)
             .fetch_optional(p)
             .await?
     });
     Ok(hit.is_some())
+}
+
+/// One job of this organization.
+pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE org_id = $1 AND id = $2");
+    dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await
+    })
+}
+
+async fn get_in(tx: &mut Tx, org_id: i64, id: Uuid, lock: bool) -> DbResult<Option<Job>> {
+    let lock = if lock && matches!(tx, Tx::Postgres(_)) {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let sql = format!("SELECT {COLUMNS} FROM jobs WHERE org_id = $1 AND id = $2{lock}");
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await
+    })
+}
+
+async fn slug_taken(tx: &mut Tx, org_id: i64, slug: &str) -> DbResult<bool> {
+    let hit: Option<Uuid> = dispatch_tx!(tx, t => {
+        sqlx::query_scalar("SELECT id FROM jobs WHERE org_id = $1 AND slug = $2")
+            .bind(org_id)
+            .bind(slug)
+            .fetch_optional(&mut **t)
+            .await?
+    });
+    Ok(hit.is_some())
+}
+
+/// A slug for a new job: title and company, ASCII lower-case; on collision a short random
+/// suffix (so that picking one never scans the jobs that share a title).
+async fn choose_slug(tx: &mut Tx, org_id: i64, f: &JobFields) -> DbResult<String> {
+    let mut base = crate::text::slugify(&format!("{} {}", f.title, f.company_name), 80);
+    if base.is_empty() {
+        base = "job".to_string();
+    }
+    if !slug_taken(tx, org_id, &base).await? {
+        return Ok(base);
+    }
+    loop {
+        let suffix: String = Uuid::new_v4().simple().to_string()[..6].to_string();
+        let candidate = format!("{base}-{suffix}");
+        if !slug_taken(tx, org_id, &candidate).await? {
+            return Ok(candidate);
+        }
+    }
+}
+
+/// Creates a job (emitting `job.created`). Retries the slug choice when a concurrent
+/// writer took the same slug first.
+pub async fn create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match try_create(db, org_id, f).await {
+            Err(e) if attempt < 4 && super::is_unique_violation(&e) => continue,
+            other => return other,
+        }
+    }
+}
+
+async fn try_create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
+    let mut tx = db.begin().await?;
+    let slug = choose_slug(&mut tx, org_id, f).await?;
+    let now = Ts::now();
+    let sql = format!(
+        "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, job_type, \
+         location, location_restricted, is_remote, is_highlighted, is_sticky, how_to_apply, how_to_apply_method, \
+         category_id, company_website, company_logo_url, salary_min, salary_max, salary_currency, salary_period, \
+         contact_email, expires_at, status, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+         $21, $22, $23, $24, $25, $26, $26) RETURNING {COLUMNS}"
+    );
+    let job: Job = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(Uuid::now_v7())
+            .bind(org_id)
+            .bind(&f.title)
+            .bind(&f.description)
+            .bind(&f.description_text)
+            .bind(&f.company_name)
+            .bind(&slug)
+            .bind(&f.job_type)
+            .bind(&f.location)
+            .bind(f.location_restricted)
+            .bind(f.is_remote)
+            .bind(f.is_highlighted)
+            .bind(f.is_sticky)
+            .bind(&f.how_to_apply)
+            .bind(&f.how_to_apply_method)
+            .bind(f.category_id)
+            .bind(&f.company_website)
+            .bind(&f.company_logo_url)
+            .bind(f.salary_min)
+            .bind(f.salary_max)
+            .bind(&f.salary_currency)
+            .bind(&f.salary_period)
+            .bind(&f.contact_email)
+            .bind(f.expires_at)
+            .bind(&f.status)
+            .bind(now)
+            .fetch_one(&mut **t)
+            .await?
+    });
+    events::emit(&mut tx, org_id, "job.created", full_data(&job)).await?;
+    tx.commit().await?;
+    Ok(job)
+}
+
+/// The result of an update.
+pub enum Updated<E> {
+    NotFound,
+    /// The merged fields failed the caller's check.
+    Invalid(E),
+    /// The job after the update, and the names of the fields that changed.
+    Done(Box<Job>, Vec<&'static str>),
+}
+
+/// Updates a job: `apply` turns its current fields into the new ones (or fails, for checks
+/// that need the stored values). Emits `job.updated` with the changed field names, and
+/// the status events on a status move. A patch that changes nothing writes nothing.
+pub async fn update<E>(
+    db: &Db,
+    org_id: i64,
+    id: Uuid,
+    apply: impl FnOnce(JobFields) -> Result<JobFields, E>,
+) -> DbResult<Updated<E>> {
+    let mut tx = db.begin().await?;
+    let Some(current) = get_in(&mut tx, org_id, id, true).await? else {
+        return Ok(Updated::NotFound);
+    };
+    let before = JobFields::of(&current);
+    let after = match apply(before.clone()) {
+        Ok(f) => f,
+        Err(e) => return Ok(Updated::Invalid(e)),
+    };
+    let changed = before.changed(&after);
+    if changed.is_empty() {
+        return Ok(Updated::Done(Box::new(current), changed));
+    }
+    let f = &after;
+    let sql = format!(
+        "UPDATE jobs SET title = $3, description = $4, description_text = $5, company_name = $6, job_type = $7, \
+         location = $8, location_restricted = $9, is_remote = $10, is_highlighted = $11, is_sticky = $12, \
+         how_to_apply = $13, how_to_apply_method = $14, category_id = $15, company_website = $16, \
+         company_logo_url = $17, salary_min = $18, salary_max = $19, salary_currency = $20, salary_period = $21, \
+         contact_email = $22, expires_at = $23, status = $24, updated_at = $25 \
+         WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}"
+    );
+    let job: Job = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(id)
+            .bind(&f.title)
+            .bind(&f.description)
+            .bind(&f.description_text)
+            .bind(&f.company_name)
+            .bind(&f.job_type)
+            .bind(&f.location)
+            .bind(f.location_restricted)
+            .bind(f.is_remote)
+            .bind(f.is_highlighted)
+            .bind(f.is_sticky)
+            .bind(&f.how_to_apply)
+            .bind(&f.how_to_apply_method)
+            .bind(f.category_id)
+            .bind(&f.company_website)
+            .bind(&f.company_logo_url)
+            .bind(f.salary_min)
+            .bind(f.salary_max)
+            .bind(&f.salary_currency)
+            .bind(&f.salary_period)
+            .bind(&f.contact_email)
+            .bind(f.expires_at)
+            .bind(&f.status)
+            .bind(Ts::now().max(current.updated_at))
+            .fetch_one(&mut **t)
+            .await?
+    });
+    let mut data = full_data(&job);
+    data["changed"] = json!(changed);
+    events::emit(&mut tx, org_id, "job.updated", data).await?;
+    emit_status_events(&mut tx, org_id, &job, &current.status).await?;
+    tx.commit().await?;
+    Ok(Updated::Done(Box::new(job), changed))
+}
+
+/// Deletes a job (emitting `job.deleted`); `None` when there is none.
+pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+    let mut tx = db.begin().await?;
+    let sql = format!("DELETE FROM jobs WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}");
+    let job: Option<Job> = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await?
+    });
+    let Some(job) = job else {
+        return Ok(None);
+    };
+    events::emit(&mut tx, org_id, "job.deleted", base_data(&job)).await?;
+    tx.commit().await?;
+    Ok(Some(job))
+}
+
+/// Moves every active job whose `expires_at` has passed to `expired`, each in its own
+/// transaction with its events (`job.status_changed`, `job.expired`). The move is guarded
+/// by the current status, so when several nodes run this at once a job moves, and its
+/// events fire, once. Returns how many jobs moved.
+pub async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
+    let mut moved = 0;
+    loop {
+        let due: Vec<(i64, Uuid)> = dispatch!(db.reader(), p => {
+            sqlx::query_as(
+                "SELECT org_id, id FROM jobs WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1
+                 ORDER BY expires_at LIMIT 200",
+            )
+            .bind(now)
+            .fetch_all(p)
+            .await?
+        });
+        let batch = due.len();
+        for (org_id, id) in due {
+            let mut tx = db.begin().await?;
+            let sql = format!(
+                "UPDATE jobs SET status = 'expired', updated_at = $3 WHERE org_id = $1 AND id = $2 \
+                 AND status = 'active' AND expires_at <= $3 RETURNING {COLUMNS}"
+            );
+            let job: Option<Job> = dispatch_tx!(&mut tx, t => {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).bind(now).fetch_optional(&mut **t).await?
+            });
+            if let Some(job) = job {
+                emit_status_events(&mut tx, org_id, &job, "active").await?;
+                tx.commit().await?;
+                moved += 1;
+            }
+        }
+        if batch < 200 {
+            return Ok(moved);
+        }
+    }
+}
+
+/// The filters of a job list, validated.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Words of the search, each matched as a word prefix.
+    pub search_words: Vec<String>,
+    pub job_types: Vec<String>,
+    /// Lower-case substrings; any may match.
+    pub locations: Vec<String>,
+    pub categories: Vec<Uuid>,
+    pub is_remote: Option<bool>,
+    /// The statuses listed; `None` is every status.
+    pub statuses: Option<Vec<String>>,
+}
+
+impl ListFilter {
+    /// True when only statuses filter the list, so its total can be read from counters.
+    fn counted(&self) -> bool {
+        self.search_words.is_empty()
+            && self.job_types.is_empty()
+            && self.locations.is_empty()
+            && self.categories.is_empty()
+            && self.is_remote.is_none()
+    }
+}
+
+/// Splits a search string into the words it matches: runs of letters and digits,
+/// lower-cased, at most 16.
+pub fn search_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .take(16)
+        .collect()
+}
+
+enum Arg {
+    Text(String),
+    I64(i64),
+    Bool(bool),
+    Uuid(Uuid),
+    Ts(Ts),
+}
+
+struct Sql {
+    text: String,
+    args: Vec<Arg>,
+}
+
+impl Sql {
+    fn arg(&mut self, a: Arg) -> String {
+        self.args.push(a);
+        format!("${}", self.args.len())
+    }
+    fn list(&mut self, items: impl IntoIterator<Item = Arg>) -> String {
+        let marks: Vec<String> = items.into_iter().map(|a| self.arg(a)).collect();
+        marks.join(", ")
+    }
+}
+
+macro_rules! bind_all {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Arg::Text(v) => q.bind(v),
+                Arg::I64(v) => q.bind(*v),
+                Arg::Bool(v) => q.bind(*v),
+                Arg::Uuid(v) => q.bind(*v),
+                Arg::Ts(v) => q.bind(*v),
+            };
+        }
+        q
+    }};
+}
+
+fn escape_like(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('%');
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// The WHERE clause of a list (parameters start at `$1`).
+fn where_clause(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+    let mut s = Sql {
+        text: String::new(),
+        args: Vec::new(),
+    };
+    let org = s.arg(Arg::I64(org_id));
+    let mut conds = vec![format!("org_id = {org}")];
+    if let Some(statuses) = &f.statuses {
+        let marks = s.list(statuses.iter().map(|v| Arg::Text(v.clone())));
+        conds.push(format!("status IN ({marks})"));
+    }
+    // An active job past its expiry is no longer live, even before the scheduler moves it.
+    let now_mark = s.arg(Arg::Ts(now));
+    conds.push(format!(
+        "(status <> 'active' OR expires_at IS NULL OR expires_at > {now_mark})"
+    ));
+    if !f.job_types.is_empty() {
+        let marks = s.list(f.job_types.iter().map(|v| Arg::Text(v.clone())));
+        conds.push(format!("job_type IN ({marks})"));
+    }
+    if !f.categories.is_empty() {
+        let marks = s.list(f.categories.iter().map(|v| Arg::Uuid(*v)));
+        conds.push(format!("category_id IN ({marks})"));
+    }
+    if let Some(r) = f.is_remote {
+        let m = s.arg(Arg::Bool(r));
+        conds.push(format!("is_remote = {m}"));
+    }
+    if !f.locations.is_empty() {
+        let alts: Vec<String> = f
+            .locations
+            .iter()
+            .map(|l| {
+                let m = s.arg(Arg::Text(escape_like(l)));
+                format!("lower(location) LIKE {m} ESCAPE '\\'")
+            })
+            .collect();
+        conds.push(format!("({})", alts.join(" OR ")));
+    }
+    if !f.search_words.is_empty() {
+        match backend {
+            Backend::Sqlite => {
+                // Each word a quoted FTS5 prefix phrase: no input can form query syntax.
+                let q: Vec<String> = f
+                    .search_words
+                    .iter()
+                    .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
+                    .collect();
+                let m = s.arg(Arg::Text(q.join(" ")));
+                conds.push(format!(
+                    "seq IN (SELECT rowid FROM jobs_fts WHERE jobs_fts MATCH {m})"
+                ));
+            }
+            Backend::Postgres => {
+                // Words are letters and digits only, so none can form tsquery syntax.
+                let q: Vec<String> = f.search_words.iter().map(|w| format!("{w}:*")).collect();
+                let m = s.arg(Arg::Text(q.join(" & ")));
+                conds.push(format!("search @@ to_tsquery('simple', {m})"));
+            }
+        }
+    }
+    s.text = conds.join(" AND ");
+    s
+}
+
+/// A page of jobs and the total number matching.
+pub async fn list(
+    db: &Db,
+    org_id: i64,
+    f: &ListFilter,
+    limit: i64,
+    offset: i64,
+) -> DbResult<(Vec<JobListItem>, i64)> {
+    let now = Ts::now();
+    let total = count(db, org_id, f, now).await?;
+    if offset >= total {
+        return Ok((Vec::new(), total));
+    }
+    let backend = db.backend();
+    let mut w = where_clause(backend, org_id, f, now);
+    let key = match backend {
+        Backend::Sqlite => "seq",
+        Backend::Postgres => "id",
+    };
+    let hint = search_hint(backend, f);
+    let order = "ORDER BY is_sticky DESC, created_at DESC, id DESC";
+    let lim = w.arg(Arg::I64(limit));
+    let off = w.arg(Arg::I64(offset));
+    // The page is chosen from the index alone, then only its rows are read.
+    let sql = format!(
+        "SELECT {LIST_COLUMNS} FROM jobs WHERE {key} IN \
+         (SELECT {key} FROM jobs{hint} WHERE {} {order} LIMIT {lim} OFFSET {off}) {order}",
+        w.text
+    );
+    let rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
+    });
+    Ok((rows, total))
+}
+
+async fn count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResult<i64> {
+    if f.counted() {
+        return counted_total(db, org_id, f.statuses.as_deref(), now).await;
+    }
+    let w = where_clause(db.backend(), org_id, f, now);
+    let hint = search_hint(db.backend(), f);
+    let sql = format!("SELECT COUNT(*) FROM jobs{hint} WHERE {}", w.text);
+    dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_one(p).await
+    })
+}
+
+/// On SQLite, a search reads its matches through a narrow index instead of the rows
+/// (the planner would otherwise pick the table itself for rowid lookups).
+fn search_hint(backend: Backend, f: &ListFilter) -> &'static str {
+    if backend == Backend::Sqlite && !f.search_words.is_empty() {
+        " INDEXED BY jobs_search_keys"
+    } else {
+        ""
+    }
+}
+
+/// The number of jobs with these statuses, from the per-organization counters, less the
+/// active jobs already past `expires_at` that the scheduler has not moved yet.
+async fn counted_total(
+    db: &Db,
+    org_id: i64,
+    statuses: Option<&[String]>,
+    now: Ts,
+) -> DbResult<i64> {
+    let counts: Vec<(String, i64)> = dispatch!(db.reader(), p => {
+        sqlx::query_as("SELECT status, n FROM job_counts WHERE org_id = $1")
+            .bind(org_id)
+            .fetch_all(p)
+            .await?
+    });
+    let wanted = |s: &str| statuses.is_none_or(|l| l.iter().any(|x| x == s));
+    let mut total: i64 = counts
+        .iter()
+        .filter(|(s, _)| wanted(s))
+        .map(|(_, n)| *n)
+        .sum();
+    if wanted("active") {
+        // Without statistics SQLite would rather walk every active job of the list index.
+        let hint = match db.backend() {
+            Backend::Sqlite => " INDEXED BY jobs_overdue",
+            Backend::Postgres => "",
+        };
+        let sql = format!(
+            "SELECT COUNT(*) FROM jobs{hint} WHERE status = 'active' AND expires_at IS NOT NULL \
+             AND expires_at <= $1 AND org_id = $2"
+        );
+        let overdue: i64 = dispatch!(db.reader(), p => {
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(now)
+            .bind(org_id)
+            .fetch_one(p)
+            .await?
+        });
+        total -= overdue;
+    }
+    Ok(total.max(0))
 }

@@ -11,6 +11,8 @@ pub mod analytics;
 pub mod applications;
 pub mod categories;
 pub mod cms;
+mod job_input;
+pub mod jobs;
 pub mod members;
 pub mod plans;
 pub mod webhooks;
@@ -47,6 +49,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(analytics::routes())
         .merge(cms::routes())
         .merge(webhooks::routes())
+        .merge(jobs::routes())
 }
 
 /// The OpenAPI document, exactly as served at `/api/openapi.json`.

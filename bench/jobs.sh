@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Benchmark of the jobs API on SQLite and PostgreSQL with 1,000,000 seeded jobs.
+#
+#   bench/jobs.sh                        # both backends (PostgreSQL when a URL is given)
+#   BENCH_JOBS=100000 bench/jobs.sh      # fewer jobs, for a quick look
+#
+# Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
+# JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
+# databases. Builds the release binary, seeds a fresh database per backend, starts the
+# server on 127.0.0.1, and runs wrk against each endpoint (RUNS runs of DURATION each,
+# after a warm-up); prints a Markdown table of the medians. Traffic stays on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export BENCH_DIR="$ROOT/bench"
+
+JOBS="${BENCH_JOBS:-1000000}"
+RUNS="${BENCH_RUNS:-3}"
+DURATION="${BENCH_DURATION:-5s}"
+CONNS="${BENCH_CONNECTIONS:-50}"
+THREADS="${BENCH_THREADS:-2}"
+PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
+BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
+
+cargo build --release --quiet --bin jobboard
+BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
+WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
+SERVER=""
+cleanup() {
+  if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# The endpoints measured: label, then the path (POST bodies come from post.lua).
+ENDPOINTS=(
+  "healthz|/healthz"
+  "GET /jobs page 1|/api/jobs"
+  "GET /jobs page 500|/api/jobs?page=500"
+  "GET /jobs filtered|/api/jobs?job_types=full-time,contract&is_remote=true&locations=berlin,paris"
+  "GET /jobs search (1 word)|/api/jobs?search=pharmac"
+  "GET /jobs search (2 words)|/api/jobs?search=rust%20mech"
+  "POST /jobs|/api/jobs"
+)
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+measure() {
+  local label="$1" url="$2" key="$3" script="$BENCH_DIR/report.lua"
+  [ "$label" = "POST /jobs" ] && script="$BENCH_DIR/post.lua"
+  wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -s "$script" "$url" >/dev/null
+  local out="$WORK/runs.txt"
+  : >"$out"
+  for _ in $(seq 1 "$RUNS"); do
+    wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" -H "x-api-key: $key" -s "$script" --timeout 10s "$url" \
+      | grep '^RESULT' >>"$out"
+  done
+  local rps p50 p99 bad
+  rps=$(awk '{print $2}' "$out" | median)
+  p50=$(awk '{print $3}' "$out" | median)
+  p99=$(awk '{print $4}' "$out" | median)
+  bad=$(awk '{s+=$6+$7} END {print s+0}' "$out")
+  printf '%s|%.0f|%.2f|%.2f|%s\n' "$label" "$rps" "$p50" "$p99" "$bad"
+}
+
+run_backend() {
+  local backend="$1" db
+  case "$backend" in
+    sqlite) db="sqlite://$WORK/bench.db" ;;
+    postgres)
+      if [ -z "$PG_URL" ]; then echo "skipping PostgreSQL: no JOBBOARD_BENCH_POSTGRES_URL" >&2; return; fi
+      local name="jobboard_bench_$$"
+      psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $name" >/dev/null
+      psql "$PG_URL" -qc "CREATE DATABASE $name" >/dev/null
+      db="${PG_URL%/*}/$name"
+      ;;
+  esac
+  "$BIN" --database "$db" migrate >/dev/null
+  local org key port
+  org=$("$BIN" --database "$db" orgs create --name bench | tail -n 1)
+  key=$("$BIN" --database "$db" keys create --org "$org" --read-limit 100000 --write-limit 100000 | tail -n 1)
+  # The CLI caps limits at 100,000 per minute; the benchmark key gets a limit it never
+  # reaches, so the limiter is measured but never refuses.
+  local raise="UPDATE api_keys SET read_limit = 1000000000, write_limit = 1000000000 WHERE org_id = $org"
+  if [ "$backend" = sqlite ]; then
+    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$WORK/bench.db" "$raise"
+  else
+    psql "$db" -qc "$raise" >/dev/null
+  fi
+  echo "== $backend: seeding $JOBS jobs" >&2
+  if [ "$backend" = sqlite ]; then
+    python3 "$BENCH_DIR/seed.py" sqlite "$WORK/bench.db" "$org" "$JOBS"
+  else
+    python3 "$BENCH_DIR/seed.py" postgres "$db" "$org" "$JOBS"
+  fi
+  port=$(free_port)
+  RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --no-worker \
+    >"$WORK/server.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 1 200); do
+    curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  echo "== $backend: measuring ($RUNS x $DURATION per endpoint, $CONNS connections)" >&2
+  {
+    echo
+    echo "### $backend, $JOBS jobs"
+    echo
+    echo "| Endpoint | Requests/s (median) | p50 ms | p99 ms | non-2xx + errors |"
+    echo "|---|---:|---:|---:|---:|"
+    for e in "${ENDPOINTS[@]}"; do
+      local label="${e%%|*}" path="${e#*|}"
+      measure "$label" "http://127.0.0.1:$port$path" "$key" |
+        awk -F'|' '{printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5}'
+    done
+  } | tee -a "$WORK/report.md"
+  kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
+  if [ "$backend" = postgres ]; then
+    psql "$PG_URL" -qc "DROP DATABASE IF EXISTS jobboard_bench_$$" >/dev/null || true
+  fi
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, wrk -t$THREADS -c$CONNS, release build" >&2
+for b in $BACKENDS; do run_backend "$b"; done

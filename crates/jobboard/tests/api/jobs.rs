@@ -1,0 +1,1040 @@
+//! Jobs: create, read, update, delete, list with filters and search, expiry, events,
+//! tenant isolation.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::{backends, common::*};
+
+backends!(
+    create_applies_defaults_and_answers_with_meta,
+    create_reports_every_bad_field,
+    slugs_are_unique_per_organization,
+    description_is_sanitised_and_searchable,
+    list_defaults_order_and_paging,
+    list_filters,
+    list_rejects_bad_parameters,
+    search_matches_word_prefixes,
+    search_never_fails_on_odd_input,
+    pending_job_approved_with_patch_appears_in_list,
+    patch_updates_fields_and_validates,
+    patch_status_moves_emit_events,
+    expired_job_leaves_the_list_by_itself,
+    concurrent_schedulers_expire_each_job_once,
+    delete_removes_the_job,
+    delete_of_a_referenced_job_is_a_conflict,
+    other_organizations_jobs_are_invisible,
+    directly_inserted_jobs_are_listed,
+    categories_create_and_list,
+);
+
+fn job(title: &str) -> Value {
+    json!({"title": title, "description": "<p>We build things.</p>", "company_name": "Acme"})
+}
+
+async fn create(t: &TestApp, body: Value) -> Value {
+    let r = t.post("/jobs", body).await;
+    r.expect(201);
+    r.body["data"].clone()
+}
+
+async fn create_active(t: &TestApp, title: &str, extra: Value) -> String {
+    let mut body = job(title);
+    body["status"] = json!("active");
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    create(t, body).await["id"].as_str().unwrap().to_string()
+}
+
+fn titles(r: &Resp) -> Vec<String> {
+    r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn events(t: &TestApp, org: i64) -> Vec<(String, Value)> {
+    jobboard::db::events::list_for_org(t.db(), org)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.event_type, e.data.0))
+        .collect()
+}
+
+async fn create_applies_defaults_and_answers_with_meta(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t.post("/jobs", job("Senior Rust Engineer")).await;
+    r.expect(201);
+    let d = &r.body["data"];
+    let id = d["id"].as_str().unwrap();
+    assert_eq!(d["title"], "Senior Rust Engineer");
+    assert_eq!(d["slug"], "senior-rust-engineer-acme");
+    assert_eq!(d["status"], "pending");
+    assert_eq!(d["company_logo_url"], Value::Null);
+    assert!(d["created_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(
+        d.as_object().unwrap().len(),
+        6,
+        "creation answers exactly the documented fields: {d}"
+    );
+    assert_eq!(r.body["meta"]["organization_id"], t.org_id);
+    assert_eq!(r.body["meta"]["url"], "/jobs/senior-rust-engineer-acme");
+
+    let g = t.get(&format!("/jobs/{id}")).await;
+    g.expect(200);
+    let j = &g.body["data"];
+    for f in [
+        "is_remote",
+        "is_highlighted",
+        "is_sticky",
+        "location_restricted",
+    ] {
+        assert_eq!(j[f], false, "{f}");
+    }
+    for f in [
+        "job_type",
+        "location",
+        "how_to_apply",
+        "how_to_apply_method",
+        "category_id",
+        "company_website",
+        "company_logo_url",
+        "salary_min",
+        "salary_max",
+        "salary_currency",
+        "salary_period",
+        "contact_email",
+        "expires_at",
+    ] {
+        assert_eq!(j[f], Value::Null, "{f}");
+    }
+    assert_eq!(j["description"], "<p>We build things.</p>");
+    assert_eq!(j["description_text"], "We build things.");
+    assert_eq!(j["created_at"], j["updated_at"]);
+
+    // Every creation field is stored and returned.
+    let cat = t.post("/categories", json!({"name": "Engineering"})).await;
+    let cat_id = cat.body["data"]["id"].as_str().unwrap().to_string();
+    let full = json!({
+        "title": "Data Engineer", "description": "Pipelines", "company_name": "Beta GmbH",
+        "job_type": "contract", "location": "Berlin", "location_restricted": true,
+        "is_remote": true, "is_highlighted": true, "is_sticky": true,
+        "how_to_apply": "https://beta.example/apply", "how_to_apply_method": "website",
+        "category_id": cat_id, "company_website": "https://beta.example",
+        "company_logo_url": "https://beta.example/logo.png", "salary_min": 50000,
+        "salary_max": 70000.5, "salary_currency": "EUR", "salary_period": "yearly",
+        "contact_email": "jobs@beta.example", "expires_at": "2099-01-01T00:00:00Z",
+        "status": "draft"
+    });
+    let r = t.post("/jobs", full.clone()).await;
+    r.expect(201);
+    assert_eq!(
+        r.body["data"]["company_logo_url"],
+        "https://beta.example/logo.png"
+    );
+    let id2 = r.body["data"]["id"].as_str().unwrap();
+    let g = t.get(&format!("/jobs/{id2}")).await;
+    for (k, v) in full.as_object().unwrap() {
+        if k == "salary_min" {
+            assert_eq!(g.body["data"][k].as_f64(), Some(50000.0));
+        } else {
+            assert_eq!(&g.body["data"][k], v, "{k}");
+        }
+    }
+
+    // On creation, null counts as absent.
+    let mut body = job("Nulls");
+    for f in ["is_remote", "status", "location", "is_sticky", "salary_min"] {
+        body[f] = Value::Null;
+    }
+    let r = t.post("/jobs", body).await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["status"], "pending");
+
+    let ev = events(&t, t.org_id).await;
+    assert_eq!(ev[0].0, "job.created");
+    assert_eq!(
+        ev[0].1,
+        json!({"job_id": id, "title": "Senior Rust Engineer", "company_name": "Acme",
+               "status": "pending", "location": null, "slug": "senior-rust-engineer-acme",
+               "url": "/jobs/senior-rust-engineer-acme"})
+    );
+    assert_eq!(ev.len(), 3);
+}
+
+async fn create_reports_every_bad_field(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t
+        .post(
+            "/jobs",
+            json!({
+                "title": "", "description": 5, "job_type": "gig", "location_restricted": "no",
+                "how_to_apply_method": "fax", "category_id": "nope",
+                "company_website": "javascript:alert(1)", "company_logo_url": "/logo.png",
+                "salary_min": -1, "salary_currency": "eur", "salary_period": "forever",
+                "contact_email": "not-an-email", "expires_at": "tomorrow", "status": "live",
+                "typo": 1
+            }),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    let mut fields = r.error_fields();
+    fields.sort();
+    let mut want = vec![
+        "title",
+        "description",
+        "company_name",
+        "job_type",
+        "location_restricted",
+        "how_to_apply_method",
+        "category_id",
+        "company_website",
+        "company_logo_url",
+        "salary_min",
+        "salary_currency",
+        "salary_period",
+        "contact_email",
+        "expires_at",
+        "status",
+        "typo",
+    ];
+    want.sort();
+    assert_eq!(fields, want);
+
+    // Cross-field and referential checks.
+    let mut body = job("X");
+    body["salary_min"] = json!(10);
+    body["salary_max"] = json!(5);
+    body["category_id"] = json!(uuid::Uuid::now_v7());
+    let r = t.post("/jobs", body).await;
+    r.expect_error(422, "validation_failed");
+    let mut fields = r.error_fields();
+    fields.sort();
+    assert_eq!(fields, ["category_id", "salary_min"]);
+
+    // Limits: title 255, description 100,000 characters; blank title.
+    let mut body = job(&"a".repeat(256));
+    body["description"] = json!("b".repeat(100_001));
+    body["company_name"] = json!("   ");
+    let r = t.post("/jobs", body).await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["title", "description", "company_name"]);
+    // A description that is nothing but unsafe HTML.
+    let mut body = job("X");
+    body["description"] = json!("<script>alert(1)</script>");
+    t.post("/jobs", body)
+        .await
+        .expect_error(422, "validation_failed");
+    // Bodies that are not objects, or not JSON.
+    t.req(Method::POST, "/jobs")
+        .raw("[1]", Some("application/json"))
+        .send()
+        .await
+        .expect_error(400, "invalid_json");
+    t.req(Method::POST, "/jobs")
+        .raw("title=x", Some("application/x-www-form-urlencoded"))
+        .send()
+        .await
+        .expect_error(415, "unsupported_media_type");
+    assert!(events(&t, t.org_id).await.is_empty());
+}
+
+async fn slugs_are_unique_per_organization(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let a = create(&t, job("Café Barista")).await;
+    let b2 = create(&t, job("Café Barista")).await;
+    assert_eq!(a["slug"], "cafe-barista-acme");
+    let s = b2["slug"].as_str().unwrap();
+    assert!(s.starts_with("cafe-barista-acme-") && s.len() == "cafe-barista-acme-".len() + 6);
+    assert!(
+        s.bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+    );
+    let r = t
+        .post(
+            "/jobs",
+            json!({"title": "日本語", "description": "x", "company_name": "株式会社"}),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["slug"], "job");
+    assert_eq!(r.body["meta"]["url"], "/jobs/job");
+    // Another organization gets the plain slug.
+    let (_, key) = t.new_org("Other", "*", 1000, 1000).await;
+    let r = t
+        .req(Method::POST, "/jobs")
+        .key(&key)
+        .json(job("Café Barista"))
+        .send()
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["slug"], "cafe-barista-acme");
+}
+
+async fn description_is_sanitised_and_searchable(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let mut body = job("Welder");
+    body["status"] = json!("active");
+    body["description"] = json!(
+        "<h2 onmouseover=\"steal()\">Join&nbsp;us</h2><script>alert('x')</script>\
+         <a href=\"javascript:alert(1)\">click</a><img src=x onerror=alert(1)><b>Stainless</b> steel"
+    );
+    let id = create(&t, body).await["id"].as_str().unwrap().to_string();
+    let j = t.get(&format!("/jobs/{id}")).await.body["data"].clone();
+    let d = j["description"].as_str().unwrap();
+    for bad in ["script", "onmouseover", "onerror", "javascript:", "alert"] {
+        assert!(!d.contains(bad), "{bad} survived: {d}");
+    }
+    assert!(d.contains("<b>Stainless</b>"), "{d}");
+    assert_eq!(j["description_text"], "Join us click Stainless steel");
+    // Tags are not words: the text is what search sees.
+    let r = t.get("/jobs?search=stainless").await;
+    assert_eq!(titles(&r), ["Welder"]);
+    assert_eq!(t.get("/jobs?search=onerror").await.body["data"], json!([]));
+    assert_eq!(t.get("/jobs?search=script").await.body["data"], json!([]));
+    // The list shows the sanitised description too.
+    assert_eq!(r.body["data"][0]["description"], d);
+}
+
+async fn list_defaults_order_and_paging(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    // Empty list.
+    let r = t.get("/jobs").await;
+    r.expect(200);
+    assert_eq!(r.body["data"], json!([]));
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 20, "total_items": 0, "total_pages": 0, "has_more": false})
+    );
+    assert_eq!(
+        r.body["meta"]["filters"],
+        json!({"search": null, "categories": [], "job_types": [], "locations": [],
+               "is_remote": null, "status": ["active"]})
+    );
+    create_active(&t, "Old", json!({})).await;
+    create_active(&t, "Sticky old", json!({"is_sticky": true})).await;
+    create_active(&t, "Middle", json!({})).await;
+    create_active(&t, "Sticky new", json!({"is_sticky": true})).await;
+    create_active(
+        &t,
+        "New",
+        json!({"contact_email": "a@b.example", "location": "Paris"}),
+    )
+    .await;
+    create(&t, job("Pending")).await;
+    let mut d = job("Draft");
+    d["status"] = json!("draft");
+    create(&t, d).await;
+    create_active(&t, "Past", json!({"expires_at": "2001-01-01T00:00:00Z"})).await;
+    create_active(&t, "Future", json!({"expires_at": "2099-01-01T00:00:00Z"})).await;
+
+    let r = t.get("/jobs").await;
+    r.expect(200);
+    assert_eq!(
+        titles(&r),
+        ["Sticky new", "Sticky old", "Future", "New", "Middle", "Old"]
+    );
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 6);
+    // The list fields, exactly.
+    let item = &r.body["data"][3];
+    let mut keys: Vec<&str> = item
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "company_name",
+            "contact_email",
+            "description",
+            "id",
+            "is_remote",
+            "job_type",
+            "location",
+            "slug",
+            "status",
+            "title"
+        ]
+    );
+    assert_eq!(item["location"], "Paris");
+    assert_eq!(item["contact_email"], "a@b.example");
+    assert_eq!(item["status"], "active");
+    assert_eq!(item["is_remote"], false);
+
+    let r = t.get("/jobs?per_page=4&page=1").await;
+    assert_eq!(titles(&r), ["Sticky new", "Sticky old", "Future", "New"]);
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 4, "total_items": 6, "total_pages": 2, "has_more": true})
+    );
+    let r = t.get("/jobs?per_page=4&page=2").await;
+    assert_eq!(titles(&r), ["Middle", "Old"]);
+    assert_eq!(r.body["meta"]["pagination"]["has_more"], false);
+    let r = t.get("/jobs?per_page=4&page=9").await;
+    assert_eq!(r.body["data"], json!([]));
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 9, "per_page": 4, "total_items": 6, "total_pages": 2, "has_more": false})
+    );
+    // The status extension.
+    let r = t.get("/jobs?status=pending,draft").await;
+    assert_eq!(titles(&r), ["Draft", "Pending"]);
+    assert_eq!(
+        r.body["meta"]["filters"]["status"],
+        json!(["pending", "draft"])
+    );
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 2);
+    let r = t.get("/jobs?status=all").await;
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 8);
+    assert_eq!(
+        r.body["meta"]["filters"]["status"],
+        json!(["pending", "active", "expired", "draft"])
+    );
+    assert!(!titles(&r).contains(&"Past".to_string()));
+    let r = t.get("/jobs?status=expired").await;
+    assert_eq!(r.body["data"], json!([]));
+    let r = t.get("/jobs?status=draft,active,draft").await;
+    assert_eq!(
+        r.body["meta"]["filters"]["status"],
+        json!(["draft", "active"])
+    );
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 7);
+}
+
+async fn list_filters(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let c1 = t.post("/categories", json!({"name": "Design"})).await.body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c2 = t.post("/categories", json!({"name": "Ops"})).await.body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    create_active(&t, "A", json!({"job_type": "full-time", "location": "Berlin, Germany", "is_remote": true, "category_id": c1})).await;
+    create_active(
+        &t,
+        "B",
+        json!({"job_type": "part-time", "location": "Paris", "category_id": c2}),
+    )
+    .await;
+    create_active(
+        &t,
+        "C",
+        json!({"job_type": "contract", "location": "50%_off\\town"}),
+    )
+    .await;
+    create_active(&t, "D", json!({})).await;
+
+    let r = t.get("/jobs?job_types=full-time,contract").await;
+    assert_eq!(titles(&r), ["C", "A"]);
+    assert_eq!(
+        r.body["meta"]["filters"]["job_types"],
+        json!(["full-time", "contract"])
+    );
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 2);
+    let r = t.get("/jobs?locations=berlin,PAR").await;
+    assert_eq!(titles(&r), ["B", "A"]);
+    assert_eq!(
+        r.body["meta"]["filters"]["locations"],
+        json!(["berlin", "PAR"])
+    );
+    // LIKE wildcards in a location are literal.
+    assert_eq!(titles(&t.get("/jobs?locations=%25").await), ["C"]);
+    assert_eq!(titles(&t.get("/jobs?locations=_off%5C").await), ["C"]);
+    assert_eq!(
+        t.get("/jobs?locations=b_rlin").await.body["data"],
+        json!([])
+    );
+    let r = t.get(&format!("/jobs?categories={c1},{c2}")).await;
+    assert_eq!(titles(&r), ["B", "A"]);
+    assert_eq!(r.body["meta"]["filters"]["categories"], json!([c1, c2]));
+    let r = t.get("/jobs?is_remote=true").await;
+    assert_eq!(titles(&r), ["A"]);
+    assert_eq!(r.body["meta"]["filters"]["is_remote"], true);
+    let r = t.get("/jobs?is_remote=false").await;
+    assert_eq!(titles(&r), ["D", "C", "B"]);
+    assert_eq!(r.body["meta"]["filters"]["is_remote"], false);
+    // Filters combine.
+    let r = t
+        .get(&format!(
+            "/jobs?is_remote=false&categories={c1},{c2}&locations=paris&job_types=part-time"
+        ))
+        .await;
+    assert_eq!(titles(&r), ["B"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 1);
+}
+
+async fn list_rejects_bad_parameters(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    for (q, field) in [
+        ("page=0", "page"),
+        ("page=x", "page"),
+        ("per_page=0", "per_page"),
+        ("per_page=101", "per_page"),
+        ("job_types=gig", "job_types"),
+        ("categories=nope", "categories"),
+        ("is_remote=maybe", "is_remote"),
+        ("status=live", "status"),
+        ("status=all,active", "status"),
+        ("sort=title", "sort"),
+        ("search=%00", "search"),
+    ] {
+        let r = t.get(&format!("/jobs?{q}")).await;
+        r.expect_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), [field], "{q}");
+    }
+    // Every bad parameter at once.
+    let r = t.get("/jobs?page=0&per_page=1000&job_types=x").await;
+    assert_eq!(r.error_fields(), ["job_types", "page", "per_page"]);
+    // A category of nobody.
+    let r = t
+        .get(&format!("/jobs?categories={}", uuid::Uuid::now_v7()))
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["categories"]);
+}
+
+async fn search_matches_word_prefixes(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    create_active(
+        &t,
+        "Senior Rust Engineer",
+        json!({"company_name": "Ferrous Systems", "description": "Embedded <em>tooling</em>"}),
+    )
+    .await;
+    create_active(
+        &t,
+        "Rust Developer",
+        json!({"company_name": "Oxide", "description": "Servers and racks"}),
+    )
+    .await;
+    create_active(
+        &t,
+        "Trust and Safety Analyst",
+        json!({"company_name": "Example", "description": "Moderation"}),
+    )
+    .await;
+    let mut p = job("Rustacean intern");
+    p["status"] = json!("pending");
+    create(&t, p).await;
+
+    let s = |q: &str| {
+        let q = q.to_string();
+        let t = &t;
+        async move { titles(&t.get(&format!("/jobs?search={q}")).await) }
+    };
+    assert_eq!(s("rust").await, ["Rust Developer", "Senior Rust Engineer"]);
+    // Word prefixes, not substrings: "rust" does not match "Trust".
+    assert_eq!(s("RU").await, ["Rust Developer", "Senior Rust Engineer"]);
+    assert_eq!(s("ust").await, Vec::<String>::new());
+    // Every word must match, in any of title, company and description text.
+    assert_eq!(s("rust%20ferr").await, ["Senior Rust Engineer"]);
+    assert_eq!(s("rust%20tool").await, ["Senior Rust Engineer"]);
+    assert_eq!(s("rust%20moderation").await, Vec::<String>::new());
+    assert_eq!(s("oxide").await, ["Rust Developer"]);
+    assert_eq!(s("safety").await, ["Trust and Safety Analyst"]);
+    // Search combines with the status filter.
+    assert_eq!(
+        titles(&t.get("/jobs?search=rustacean&status=pending").await),
+        ["Rustacean intern"]
+    );
+    let r = t.get("/jobs?search=%20Rust%20").await;
+    assert_eq!(r.body["meta"]["filters"]["search"], "Rust");
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 2);
+    // Renaming a job re-indexes it.
+    let id = t.get("/jobs?search=oxide").await.body["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.patch(&format!("/jobs/{id}"), json!({"title": "Go Developer"}))
+        .await
+        .expect(200);
+    assert_eq!(s("rust").await, ["Senior Rust Engineer"]);
+    assert_eq!(s("go").await, ["Go Developer"]);
+}
+
+async fn search_never_fails_on_odd_input(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    create_active(&t, "C++ developer", json!({})).await;
+    for q in [
+        "\"",
+        "'",
+        "*",
+        "rust*",
+        "AND",
+        "OR NOT",
+        "NEAR(a b)",
+        "a:b",
+        "-x",
+        "(",
+        ")",
+        "^",
+        "&|!",
+        "\\",
+        "%",
+        "_",
+        "日本語",
+        "ा",
+        "ÄÖÜ",
+        "x'); DROP TABLE jobs; --",
+        "col:title",
+        "{}",
+        "a\u{301}",
+        "٣",
+        "𝟘",
+    ] {
+        let enc: String = url_encode(q);
+        let r = t.get(&format!("/jobs?search={enc}")).await;
+        r.expect(200);
+    }
+    assert_eq!(
+        titles(&t.get("/jobs?search=c%2B%2B").await),
+        ["C++ developer"]
+    );
+    let r = t.get(&format!("/jobs?search={}", "a".repeat(201))).await;
+    r.expect_error(422, "validation_failed");
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes().map(|b| format!("%{b:02X}")).collect()
+}
+
+async fn pending_job_approved_with_patch_appears_in_list(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = create(&t, job("Night Nurse")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(t.get("/jobs").await.body["data"], json!([]));
+    let r = t
+        .patch(&format!("/jobs/{id}"), json!({"status": "active"}))
+        .await;
+    r.expect(200);
+    let d = &r.body["data"];
+    assert_eq!(d["status"], "active");
+    assert_eq!(d["id"], id.as_str());
+    let mut keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "company_name",
+            "id",
+            "is_remote",
+            "location",
+            "status",
+            "title",
+            "updated_at"
+        ]
+    );
+    let r = t.get("/jobs").await;
+    assert_eq!(titles(&r), ["Night Nurse"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 1);
+
+    let ev = events(&t, t.org_id).await;
+    let names: Vec<&str> = ev.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "job.created",
+            "job.updated",
+            "job.status_changed",
+            "job.approved"
+        ]
+    );
+    assert_eq!(ev[1].1["changed"], json!(["status"]));
+    assert_eq!(ev[1].1["status"], "active");
+    assert_eq!(ev[1].1["url"], "/jobs/night-nurse-acme");
+    assert_eq!(
+        ev[2].1,
+        json!({"job_id": id, "title": "Night Nurse", "company_name": "Acme",
+               "previous_status": "pending", "status": "active"})
+    );
+    assert_eq!(
+        ev[3].1,
+        json!({"job_id": id, "title": "Night Nurse", "company_name": "Acme", "status": "active"})
+    );
+}
+
+async fn patch_updates_fields_and_validates(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = create_active(&t, "Baker", json!({"salary_min": 100, "salary_max": 200})).await;
+    let path = format!("/jobs/{id}");
+    let before = t.get(&path).await.body["data"].clone();
+
+    t.patch(&path, json!({}))
+        .await
+        .expect_error(422, "validation_failed");
+    let r = t
+        .patch(
+            &path,
+            json!({"title": "", "description": "", "status": "gone", "is_remote": null, "company_name": null, "typo": 1}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    let mut f = r.error_fields();
+    f.sort();
+    assert_eq!(
+        f,
+        [
+            "company_name",
+            "description",
+            "is_remote",
+            "status",
+            "title",
+            "typo"
+        ]
+    );
+    // Cross-field checks use the stored values.
+    let r = t.patch(&path, json!({"salary_min": 300})).await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["salary_min"]);
+    let r = t
+        .patch(&path, json!({"category_id": uuid::Uuid::now_v7()}))
+        .await;
+    assert_eq!(r.error_fields(), ["category_id"]);
+    t.patch(
+        &format!("/jobs/{}", uuid::Uuid::now_v7()),
+        json!({"title": "x"}),
+    )
+    .await
+    .expect_error(404, "not_found");
+    t.patch("/jobs/not-a-uuid", json!({"title": "x"}))
+        .await
+        .expect_error(404, "not_found");
+    assert_eq!(
+        t.get(&path).await.body["data"],
+        before,
+        "failed patches change nothing"
+    );
+
+    let r = t
+        .patch(
+            &path,
+            json!({"title": "Head Baker", "description": "<i>Bread</i><script>x</script>",
+                   "location": "Lyon", "is_remote": true, "salary_max": null,
+                   "job_type": "full-time"}),
+        )
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["data"]["title"], "Head Baker");
+    assert_eq!(r.body["data"]["location"], "Lyon");
+    assert_eq!(r.body["data"]["is_remote"], true);
+    let after = t.get(&path).await.body["data"].clone();
+    assert_eq!(after["description"], "<i>Bread</i>");
+    assert_eq!(after["description_text"], "Bread");
+    assert_eq!(after["salary_max"], Value::Null);
+    assert_eq!(after["salary_min"].as_f64(), Some(100.0));
+    assert_eq!(after["slug"], before["slug"], "the slug is stable");
+    assert_eq!(after["created_at"], before["created_at"]);
+    assert_ne!(after["updated_at"], before["updated_at"]);
+    assert_eq!(r.body["data"]["updated_at"], after["updated_at"]);
+
+    let ev = events(&t, t.org_id).await;
+    assert_eq!(ev.len(), 2);
+    assert_eq!(ev[1].0, "job.updated");
+    assert_eq!(
+        ev[1].1["changed"],
+        json!([
+            "title",
+            "description",
+            "job_type",
+            "location",
+            "is_remote",
+            "salary_max"
+        ])
+    );
+    assert_eq!(ev[1].1["title"], "Head Baker");
+    assert_eq!(ev[1].1["location"], "Lyon");
+
+    // A patch that changes nothing writes nothing.
+    let r = t.patch(&path, json!({"title": "Head Baker"})).await;
+    r.expect(200);
+    assert_eq!(r.body["data"]["updated_at"], after["updated_at"]);
+    assert_eq!(events(&t, t.org_id).await.len(), 2);
+}
+
+async fn patch_status_moves_emit_events(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = create_active(&t, "Pilot", json!({})).await;
+    let path = format!("/jobs/{id}");
+    for s in ["draft", "expired", "pending", "active"] {
+        t.patch(&path, json!({"status": s})).await.expect(200);
+    }
+    let ev = events(&t, t.org_id).await;
+    let names: Vec<&str> = ev.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "job.created",
+            "job.updated",
+            "job.status_changed",
+            "job.updated",
+            "job.status_changed",
+            "job.expired",
+            "job.updated",
+            "job.status_changed",
+            "job.updated",
+            "job.status_changed",
+            "job.approved",
+        ]
+    );
+    let prev: Vec<(&str, &str)> = ev
+        .iter()
+        .filter(|e| e.0 == "job.status_changed")
+        .map(|e| {
+            (
+                e.1["previous_status"].as_str().unwrap(),
+                e.1["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        prev,
+        [
+            ("active", "draft"),
+            ("draft", "expired"),
+            ("expired", "pending"),
+            ("pending", "active")
+        ]
+    );
+    assert_eq!(
+        ev[5].1,
+        json!({"job_id": id, "title": "Pilot", "company_name": "Acme", "status": "expired"})
+    );
+    assert_eq!(titles(&t.get("/jobs").await), ["Pilot"]);
+}
+
+async fn expired_job_leaves_the_list_by_itself(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    let id = create_active(
+        &t,
+        "Short gig",
+        json!({"expires_at": "2099-01-01T00:00:00Z"}),
+    )
+    .await;
+    create_active(&t, "Long gig", json!({})).await;
+    assert_eq!(titles(&t.get("/jobs").await), ["Long gig", "Short gig"]);
+    // Its moment passes: it leaves the list at once, before the scheduler has run.
+    let past = jobboard::db::Ts::now().plus(chrono::Duration::seconds(-1));
+    t.patch(
+        &format!("/jobs/{id}"),
+        json!({"expires_at": past.to_rfc3339()}),
+    )
+    .await
+    .expect(200);
+    let r = t.get("/jobs").await;
+    assert_eq!(titles(&r), ["Long gig"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 1);
+    // Still stored as active until the scheduler runs; then expired, with its events, once.
+    let path = format!("/jobs/{id}");
+    assert_eq!(t.get(&path).await.body["data"]["status"], "active");
+    assert_eq!(jobboard::scheduler::tick(&t.app).await, 1);
+    assert_eq!(jobboard::scheduler::tick(&t.app).await, 0);
+    let j = t.get(&path).await.body["data"].clone();
+    assert_eq!(j["status"], "expired");
+    assert_eq!(titles(&t.get("/jobs?status=expired").await), ["Short gig"]);
+    assert_eq!(titles(&t.get("/jobs").await), ["Long gig"]);
+    let ev = events(&t, t.org_id).await;
+    let names: Vec<&str> = ev.iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "job.created",
+            "job.created",
+            "job.updated",
+            "job.status_changed",
+            "job.expired"
+        ]
+    );
+    assert_eq!(ev[2].1["changed"], json!(["expires_at"]));
+    assert_eq!(
+        ev[3].1,
+        json!({"job_id": id, "title": "Short gig", "company_name": "Acme",
+               "previous_status": "active", "status": "expired"})
+    );
+    assert_eq!(
+        ev[4].1,
+        json!({"job_id": id, "title": "Short gig", "company_name": "Acme", "status": "expired"})
+    );
+}
+
+async fn concurrent_schedulers_expire_each_job_once(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    for i in 0..12 {
+        create_active(
+            &t,
+            &format!("Due {i}"),
+            json!({"expires_at": "2001-01-01T00:00:00Z"}),
+        )
+        .await;
+    }
+    create_active(&t, "Live", json!({})).await;
+    // Several nodes' schedulers running at once (on PostgreSQL, truly concurrently).
+    let (a, b2, c) = tokio::join!(
+        jobboard::scheduler::tick(&t.app),
+        jobboard::scheduler::tick(&t.app),
+        jobboard::scheduler::tick(&t.app)
+    );
+    assert_eq!(a + b2 + c, 12);
+    let ev = events(&t, t.org_id).await;
+    let expired = ev.iter().filter(|e| e.0 == "job.expired").count();
+    let changed = ev.iter().filter(|e| e.0 == "job.status_changed").count();
+    assert_eq!((expired, changed), (12, 12));
+    let r = t.get("/jobs?status=expired").await;
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 12);
+    assert_eq!(titles(&t.get("/jobs").await), ["Live"]);
+}
+
+async fn delete_removes_the_job(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = create_active(&t, "Miner", json!({})).await;
+    create_active(&t, "Smith", json!({})).await;
+    let path = format!("/jobs/{id}");
+    let r = t.delete(&path).await;
+    r.expect(200);
+    assert_eq!(r.body, json!({"data": {"id": id, "deleted": true}}));
+    t.get(&path).await.expect_error(404, "not_found");
+    t.delete(&path).await.expect_error(404, "not_found");
+    t.delete("/jobs/xyz").await.expect_error(404, "not_found");
+    let r = t.get("/jobs").await;
+    assert_eq!(titles(&r), ["Smith"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 1);
+    assert_eq!(t.get("/jobs?search=miner").await.body["data"], json!([]));
+    let ev = events(&t, t.org_id).await;
+    assert_eq!(ev.last().unwrap().0, "job.deleted");
+    assert_eq!(
+        ev.last().unwrap().1,
+        json!({"job_id": id, "title": "Miner", "company_name": "Acme", "status": "active"})
+    );
+}
+
+async fn delete_of_a_referenced_job_is_a_conflict(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = create_active(&t, "Referenced", json!({})).await;
+    // A table of another resource that refers to jobs, as payments do.
+    let ddl = match b {
+        Backend::Sqlite => "CREATE TABLE job_refs (job_id BLOB NOT NULL REFERENCES jobs(id))",
+        Backend::Postgres => "CREATE TABLE job_refs (job_id UUID NOT NULL REFERENCES jobs(id))",
+    };
+    let job_id: uuid::Uuid = id.parse().unwrap();
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query(ddl).execute(p).await.unwrap();
+        sqlx::query("INSERT INTO job_refs (job_id) VALUES ($1)")
+            .bind(job_id)
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    t.delete(&format!("/jobs/{id}"))
+        .await
+        .expect_error(409, "conflict");
+    assert_eq!(titles(&t.get("/jobs").await), ["Referenced"]);
+    let ev = events(&t, t.org_id).await;
+    assert_eq!(ev.len(), 1, "no job.deleted for a delete that failed");
+}
+
+async fn other_organizations_jobs_are_invisible(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let (other_org, other) = t.new_org("Other", "*", 1000, 1000).await;
+    let r = t
+        .req(Method::POST, "/jobs")
+        .key(&other)
+        .json(json!({"title": "Secret", "description": "x", "company_name": "Them", "status": "active"}))
+        .send()
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["meta"]["organization_id"], other_org);
+    let id = r.body["data"]["id"].as_str().unwrap().to_string();
+    let cat = t
+        .req(Method::POST, "/categories")
+        .key(&other)
+        .json(json!({"name": "Theirs"}))
+        .send()
+        .await
+        .body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/jobs/{id}");
+    t.get(&path).await.expect_error(404, "not_found");
+    t.patch(&path, json!({"status": "draft"}))
+        .await
+        .expect_error(404, "not_found");
+    t.delete(&path).await.expect_error(404, "not_found");
+    for q in ["", "?status=all", "?search=secret"] {
+        let r = t.get(&format!("/jobs{q}")).await;
+        assert_eq!(r.body["data"], json!([]), "{q}");
+        assert_eq!(r.body["meta"]["pagination"]["total_items"], 0, "{q}");
+    }
+    let mut body = job("Mine");
+    body["category_id"] = json!(cat);
+    assert_eq!(t.post("/jobs", body).await.error_fields(), ["category_id"]);
+    t.get(&format!("/jobs?categories={cat}"))
+        .await
+        .expect_error(422, "validation_failed");
+    // Their job is untouched and theirs alone.
+    let r = t.req(Method::GET, &path).key(&other).send().await;
+    r.expect(200);
+    assert_eq!(r.body["data"]["status"], "active");
+    assert!(events(&t, t.org_id).await.is_empty());
+    assert_eq!(events(&t, other_org).await.len(), 1);
+}
+
+async fn directly_inserted_jobs_are_listed(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let id = t.insert_job(t.org_id, "Inserted Role").await;
+    assert!(
+        jobboard::db::jobs::exists(t.db(), t.org_id, id)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !jobboard::db::jobs::exists(t.db(), t.org_id + 1, id)
+            .await
+            .unwrap()
+    );
+    let r = t.get("/jobs?search=inserted").await;
+    assert_eq!(titles(&r), ["Inserted Role"]);
+    let r = t.get("/jobs").await;
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 1);
+}
+
+async fn categories_create_and_list(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let r = t
+        .post("/categories", json!({"name": "Customer Success"}))
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["slug"], "customer-success");
+    t.post(
+        "/categories",
+        json!({"name": "Again", "slug": "customer-success"}),
+    )
+    .await
+    .expect_error(409, "conflict");
+    t.post("/categories", json!({"name": "", "slug": "Bad Slug"}))
+        .await
+        .expect_error(422, "validation_failed");
+    t.post("/categories", json!({"name": "Art", "slug": "art"}))
+        .await
+        .expect(201);
+    let r = t.get("/categories").await;
+    r.expect(200);
+    let names: Vec<&str> = r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Art", "Customer Success"]);
+    assert_eq!(r.body["meta"]["total"], 2);
+}
