@@ -36,6 +36,7 @@ pub async fn run(app: AppState, stop: watch::Receiver<bool>) {
         let app = app.clone();
         async move {
             tick(&app).await;
+            app.scheduler_passes.send_modify(|n| *n += 1);
         }
     })
     .await;

@@ -26,6 +26,8 @@ pub struct App {
     pub metrics: Metrics,
     /// Rendered CMS reads of this node.
     pub cms_cache: crate::cms::Cache,
+    /// Counts the scheduler's completed passes, so callers can await one.
+    pub scheduler_passes: watch::Sender<u64>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
 }
 
@@ -54,6 +56,7 @@ impl App {
             limiter,
             metrics: Metrics::default(),
             cms_cache: crate::cms::Cache::default(),
+            scheduler_passes: watch::channel(0).0,
             key_usage: Mutex::new(HashMap::new()),
         })
     }

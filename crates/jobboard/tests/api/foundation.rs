@@ -27,6 +27,7 @@ backends!(
     cli_manages_orgs_and_keys,
     first_start_creates_a_key_and_stops_gracefully,
     free_form_json_with_nul_characters_is_refused,
+    the_scheduler_runs_inside_serve,
 );
 
 async fn missing_and_invalid_keys(b: Backend) {
@@ -440,6 +441,40 @@ async fn free_form_json_with_nul_characters_is_refused(b: Backend) {
     )
     .await
     .expect(201);
+}
+
+async fn the_scheduler_runs_inside_serve(b: Backend) {
+    // The default configuration runs the scheduler in the serving process.
+    let t = TestApp::spawn(b).await;
+    let r = t.post("/jobs", json!({"title": "Soon gone", "description": "x", "company_name": "Acme", "status": "active"})).await;
+    let id = r.body["data"]["id"].as_str().unwrap().to_string();
+    let past = jobboard::db::Ts::now().plus(chrono::Duration::seconds(-1));
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query("UPDATE jobs SET expires_at = $1 WHERE id = $2")
+            .bind(past)
+            .bind(uuid::Uuid::parse_str(&id).unwrap())
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    // Two completed passes: at least one started after the job became due.
+    let mut passes = t.app.scheduler_passes.subscribe();
+    passes.borrow_and_update();
+    for _ in 0..2 {
+        tokio::time::timeout(std::time::Duration::from_secs(30), passes.changed())
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let r = t.get(&format!("/jobs/{id}")).await;
+    assert_eq!(r.body["data"]["status"], "expired");
+    let kinds: Vec<String> = jobboard::db::events::list_for_org(t.db(), t.org_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event_type)
+        .collect();
+    assert!(kinds.contains(&"job.expired".to_string()), "{kinds:?}");
 }
 
 fn bin() -> Command {
