@@ -26,7 +26,7 @@ CREATE TABLE analytics_daily (
     job_views    INTEGER NOT NULL DEFAULT 0,
     apply_clicks INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (org_id, job_id, day)
-);
+) WITHOUT ROWID;
 CREATE INDEX analytics_daily_day ON analytics_daily(org_id, day);
 
 -- Distinct visitors per organization, day and job (nil UUID: the whole site). A visitor is
@@ -37,7 +37,7 @@ CREATE TABLE analytics_visitors (
     day      TEXT    NOT NULL,
     visitor  BLOB    NOT NULL,
     PRIMARY KEY (org_id, job_id, day, visitor)
-);
+) WITHOUT ROWID;
 
 -- One random salt per UTC day for hashing address and user agent; old salts are deleted,
 -- so yesterday's hashes cannot be linked to addresses.

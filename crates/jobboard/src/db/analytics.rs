@@ -149,12 +149,9 @@ pub async fn job_figures(
             "SELECT job_id, CAST(SUM(job_views) AS BIGINT), CAST(SUM(apply_clicks) AS BIGINT) FROM analytics_daily WHERE org_id = ",
         );
         qb.push_bind(org_id).push(" AND day >= ").push_bind(from.to_string()).push(" AND day <= ").push_bind(to.to_string());
-        qb.push(" AND job_id IN (");
-        let mut sep = qb.separated(", ");
-        for j in jobs {
-            sep.push_bind(*j);
-        }
-        qb.push(") GROUP BY job_id");
+        qb.push(" AND job_id");
+        super::push_in_list(&mut qb, jobs);
+        qb.push(" GROUP BY job_id");
         let rows: Vec<(Uuid, i64, i64)> = qb.build_query_as().fetch_all(p).await?;
         for (job, views, clicks) in rows {
             out.views.insert(job, views);
@@ -162,12 +159,9 @@ pub async fn job_figures(
         }
         let mut qb = sqlx::QueryBuilder::new("SELECT job_id, COUNT(DISTINCT visitor) FROM analytics_visitors WHERE org_id = ");
         qb.push_bind(org_id).push(" AND day >= ").push_bind(from.to_string()).push(" AND day <= ").push_bind(to.to_string());
-        qb.push(" AND job_id IN (");
-        let mut sep = qb.separated(", ");
-        for j in jobs {
-            sep.push_bind(*j);
-        }
-        qb.push(") GROUP BY job_id");
+        qb.push(" AND job_id");
+        super::push_in_list(&mut qb, jobs);
+        qb.push(" GROUP BY job_id");
         let rows: Vec<(Uuid, i64)> = qb.build_query_as().fetch_all(p).await?;
         out.visitors.extend(rows);
     });
@@ -275,12 +269,8 @@ pub async fn known_jobs(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<Uuid
     }
     dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new("SELECT id FROM jobs WHERE org_id = ");
-        qb.push_bind(org_id).push(" AND id IN (");
-        let mut sep = qb.separated(", ");
-        for id in ids {
-            sep.push_bind(*id);
-        }
-        qb.push(")");
+        qb.push_bind(org_id).push(" AND id");
+        super::push_in_list(&mut qb, ids);
         qb.build_query_scalar().fetch_all(p).await
     })
 }

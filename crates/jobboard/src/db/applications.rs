@@ -204,15 +204,15 @@ pub async fn count_by_job(
     since: Ts,
     until: Ts,
 ) -> DbResult<Vec<(Uuid, i64)>> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
     dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new("SELECT job_id, COUNT(*) FROM applications WHERE org_id = ");
         qb.push_bind(org_id).push(" AND created_at >= ").push_bind(since).push(" AND created_at < ").push_bind(until);
-        qb.push(" AND job_id IN (");
-        let mut sep = qb.separated(", ");
-        for j in jobs {
-            sep.push_bind(*j);
-        }
-        qb.push(") GROUP BY job_id");
+        qb.push(" AND job_id");
+        super::push_in_list(&mut qb, jobs);
+        qb.push(" GROUP BY job_id");
         qb.build_query_as().fetch_all(p).await
     })
 }

@@ -219,6 +219,20 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// Appends ` IN ($a, $b, ...)` binding `ids` (which must not be empty).
+pub fn push_in_list<DB>(qb: &mut sqlx::QueryBuilder<DB>, ids: &[uuid::Uuid])
+where
+    DB: sqlx::Database,
+    for<'t> uuid::Uuid: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+{
+    qb.push(" IN (");
+    let mut sep = qb.separated(", ");
+    for id in ids {
+        sep.push_bind(*id);
+    }
+    qb.push(")");
+}
+
 /// True when the error is a unique-constraint violation.
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     match err {

@@ -374,3 +374,22 @@ impl Resp {
             .unwrap_or_default()
     }
 }
+
+/// The `jobboard` binary, with the environment cleared of settings.
+pub fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_jobboard"));
+    c.env_remove("DATABASE_URL")
+        .env_remove("JOBBOARD_CONFIG")
+        .env("RUST_LOG", "warn");
+    c
+}
+
+/// Runs `jobboard --database DB ARGS...`: (success, stdout, stderr).
+pub fn run_cli(args: &[&str], db: &str) -> (bool, String, String) {
+    let out = bin().arg("--database").arg(db).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}

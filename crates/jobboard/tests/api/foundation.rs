@@ -477,22 +477,10 @@ async fn the_scheduler_runs_inside_serve(b: Backend) {
     assert!(kinds.contains(&"job.expired".to_string()), "{kinds:?}");
 }
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_jobboard"));
-    c.env_remove("DATABASE_URL")
-        .env_remove("JOBBOARD_CONFIG")
-        .env("RUST_LOG", "warn");
-    c
-}
-
 fn run_ok(args: &[&str], db: &str) -> String {
-    let out = bin().arg("--database").arg(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let (ok, out, err) = run_cli(args, db);
+    assert!(ok, "{args:?} failed: {err}");
+    out
 }
 
 fn last_line(s: &str) -> String {

@@ -1,7 +1,5 @@
 //! Plans: `GET /plans`, `POST /plans` and `jobboard plans`.
 
-use std::process::Command;
-
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -171,28 +169,11 @@ async fn plan_scopes_and_tenancy(b: Backend) {
     assert_eq!(t.get("/plans").await.body["data"][0]["price"], json!(5));
 }
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_jobboard"));
-    c.env_remove("DATABASE_URL")
-        .env_remove("JOBBOARD_CONFIG")
-        .env("RUST_LOG", "warn");
-    c
-}
-
-fn run(args: &[&str], db: &str) -> (bool, String, String) {
-    let out = bin().arg("--database").arg(db).args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
 async fn cli_manages_plans(b: Backend) {
     let t = TestApp::spawn(b).await;
     let db = t.database_url.clone();
     let org = t.org_id.to_string();
-    let (ok, out, err) = run(
+    let (ok, out, err) = run_cli(
         &[
             "plans",
             "create",
@@ -225,13 +206,13 @@ async fn cli_manages_plans(b: Backend) {
     assert_eq!(p["jobsIncluded"], 3);
     assert_eq!(p["processorPriceId"], "price_f");
     assert!(r.text.contains("\"price\":19.99,"), "{}", r.text);
-    let (ok, out, _) = run(&["plans", "list", "--org", &org], &db);
+    let (ok, out, _) = run_cli(&["plans", "list", "--org", &org], &db);
     assert!(
         ok && out.contains("Featured") && out.contains("19.99 EUR"),
         "{out}"
     );
     // Without --jobs-included the plan includes no job posts.
-    let (ok, _, err) = run(
+    let (ok, _, err) = run_cli(
         &[
             "plans",
             "create",
@@ -269,10 +250,10 @@ async fn cli_manages_plans(b: Backend) {
     ] {
         let mut full = vec!["plans", "create", "--org", &org, "--currency", "USD"];
         full.extend(args);
-        let (ok, _, err) = run(&full, &db);
+        let (ok, _, err) = run_cli(&full, &db);
         assert!(!ok && err.contains(msg), "{full:?}: {err}");
     }
-    let (ok, _, err) = run(
+    let (ok, _, err) = run_cli(
         &[
             "plans",
             "create",
