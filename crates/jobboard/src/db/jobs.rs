@@ -307,52 +307,36 @@ async fn get_in(tx: &mut Tx, org_id: i64, id: Uuid, lock: bool) -> DbResult<Opti
     })
 }
 
-async fn slug_taken(tx: &mut Tx, org_id: i64, slug: &str) -> DbResult<bool> {
-    let hit: Option<Uuid> = dispatch_tx!(tx, t => {
-        sqlx::query_scalar("SELECT id FROM jobs WHERE org_id = $1 AND slug = $2")
-            .bind(org_id)
-            .bind(slug)
-            .fetch_optional(&mut **t)
-            .await?
-    });
-    Ok(hit.is_some())
-}
-
-/// A slug for a new job: title and company, ASCII lower-case; on collision a short random
-/// suffix (so that picking one never scans the jobs that share a title).
-async fn choose_slug(tx: &mut Tx, org_id: i64, f: &JobFields) -> DbResult<String> {
+/// The slug of a new job: title and company, ASCII lower-case; from the second attempt
+/// on, with a short random suffix (so that a collision never scans the jobs that share a
+/// title).
+fn slug_for(f: &JobFields, attempt: u32) -> String {
     let mut base = crate::text::slugify(&format!("{} {}", f.title, f.company_name), 80);
     if base.is_empty() {
         base = "job".to_string();
     }
-    if !slug_taken(tx, org_id, &base).await? {
-        return Ok(base);
+    if attempt <= 1 {
+        return base;
     }
-    loop {
-        let suffix: String = Uuid::new_v4().simple().to_string()[..6].to_string();
-        let candidate = format!("{base}-{suffix}");
-        if !slug_taken(tx, org_id, &candidate).await? {
-            return Ok(candidate);
-        }
-    }
+    let suffix: String = Uuid::new_v4().simple().to_string()[..6].to_string();
+    format!("{base}-{suffix}")
 }
 
-/// Creates a job (emitting `job.created`). Retries the slug choice when a concurrent
-/// writer took the same slug first.
+/// Creates a job (emitting `job.created`). The insert itself detects a taken slug (the
+/// unique index): the creation is then retried with a suffixed slug.
 pub async fn create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match try_create(db, org_id, f).await {
-            Err(e) if attempt < 4 && super::is_unique_violation(&e) => continue,
+        match try_create(db, org_id, f, &slug_for(f, attempt)).await {
+            Err(e) if attempt < 6 && super::is_unique_violation(&e) => continue,
             other => return other,
         }
     }
 }
 
-async fn try_create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
+async fn try_create(db: &Db, org_id: i64, f: &JobFields, slug: &str) -> DbResult<Job> {
     let mut tx = db.begin().await?;
-    let slug = choose_slug(&mut tx, org_id, f).await?;
     let now = Ts::now();
     let sql = format!(
         "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, job_type, \
@@ -370,7 +354,7 @@ async fn try_create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
             .bind(&f.description)
             .bind(&f.description_text)
             .bind(&f.company_name)
-            .bind(&slug)
+            .bind(slug)
             .bind(&f.job_type)
             .bind(&f.location)
             .bind(f.location_restricted)
@@ -803,18 +787,10 @@ async fn search_page_sqlite(
         w.text = format!("{} AND {c}", w.text);
     }
     let m = w.arg(Arg::Text(search_query(Backend::Sqlite, &f.search_words)));
-    // Sticky matches: the sticky jobs of the list (through the list index, so with every
-    // status named), each tested against the full-text index by rowid.
-    let statuses = if f.statuses.is_none() {
-        let marks = w.list(STATUSES.iter().map(|v| Arg::Text(v.to_string())));
-        format!(" AND status IN ({marks})")
-    } else {
-        String::new()
-    };
+    // Sticky matches: from the index of the sticky jobs (few), newest first.
     let sql = format!(
-        "SELECT seq FROM jobs WHERE {}{statuses} AND is_sticky = 1 AND EXISTS \
-         (SELECT 1 FROM jobs_fts WHERE jobs_fts MATCH {m} AND jobs_fts.rowid = jobs.seq) \
-         ORDER BY seq DESC",
+        "SELECT j.seq FROM jobs_fts_sticky CROSS JOIN jobs j ON j.seq = jobs_fts_sticky.rowid \
+         WHERE jobs_fts_sticky MATCH {m} AND {} AND j.is_sticky = 1 ORDER BY jobs_fts_sticky.rowid DESC",
         w.text
     );
     let sticky: Vec<i64> = dispatch!(db.reader(), p => {
@@ -923,43 +899,42 @@ async fn bounded_count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResul
 }
 
 /// The number of jobs with these statuses, from the per-organization counters, less the
-/// active jobs already past `expires_at` that the scheduler has not moved yet.
+/// active jobs already past `expires_at` that the scheduler has not moved yet (one
+/// statement).
 async fn counted_total(
     db: &Db,
     org_id: i64,
     statuses: Option<&[String]>,
     now: Ts,
 ) -> DbResult<i64> {
-    let counts: Vec<(String, i64)> = dispatch!(db.reader(), p => {
-        sqlx::query_as("SELECT status, n FROM job_counts WHERE org_id = $1")
-            .bind(org_id)
-            .fetch_all(p)
-            .await?
-    });
-    let wanted = |s: &str| statuses.is_none_or(|l| l.iter().any(|x| x == s));
-    let mut total: i64 = counts
-        .iter()
-        .filter(|(s, _)| wanted(s))
-        .map(|(_, n)| *n)
-        .sum();
+    let mut s = Sql {
+        text: String::new(),
+        args: Vec::new(),
+    };
+    let org = s.arg(Arg::I64(org_id));
+    let wanted = |st: &str| statuses.is_none_or(|l| l.iter().any(|x| x == st));
+    let listed: Vec<&str> = STATUSES.iter().copied().filter(|st| wanted(st)).collect();
+    if listed.is_empty() {
+        return Ok(0);
+    }
+    let marks = s.list(listed.iter().map(|v| Arg::Text(v.to_string())));
+    let mut sql = format!(
+        "SELECT CAST(COALESCE((SELECT SUM(n) FROM job_counts WHERE org_id = {org} AND status IN ({marks})), 0) AS BIGINT)"
+    );
     if wanted("active") {
         // Without statistics SQLite would rather walk every active job of the list index.
         let hint = match db.backend() {
             Backend::Sqlite => " INDEXED BY jobs_overdue",
             Backend::Postgres => "",
         };
-        let sql = format!(
-            "SELECT COUNT(*) FROM jobs{hint} WHERE status = 'active' AND expires_at IS NOT NULL \
-             AND expires_at <= $1 AND org_id = $2"
-        );
-        let overdue: i64 = dispatch!(db.reader(), p => {
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(now)
-            .bind(org_id)
-            .fetch_one(p)
-            .await?
-        });
-        total -= overdue;
+        let now = s.arg(Arg::Ts(now));
+        sql.push_str(&format!(
+            " - (SELECT COUNT(*) FROM jobs{hint} WHERE status = 'active' AND expires_at IS NOT NULL \
+             AND expires_at <= {now} AND org_id = {org})"
+        ));
     }
+    let total: i64 = dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &s.args).fetch_one(p).await?
+    });
     Ok(total.max(0))
 }

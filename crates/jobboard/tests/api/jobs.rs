@@ -1099,6 +1099,40 @@ async fn search_lists_sticky_first_then_newest_and_pages(b: Backend) {
     assert_eq!(r.body["meta"]["pagination"]["total_items"], 6);
     let r = t.get("/jobs?search=sticky").await;
     assert_eq!(titles(&r), ["Welder Sticky New", "Welder Sticky Old"]);
+    // Sticky flags and titles changed by PATCH, and deletions, are followed.
+    let id_of = |r: &Resp, i: usize| r.body["data"][i]["id"].as_str().unwrap().to_string();
+    let r = t.get("/jobs?search=weld").await;
+    let (sticky_new, sticky_old, old) = (id_of(&r, 0), id_of(&r, 1), id_of(&r, 4));
+    t.patch(&format!("/jobs/{sticky_old}"), json!({"is_sticky": false}))
+        .await
+        .expect(200);
+    t.patch(
+        &format!("/jobs/{old}"),
+        json!({"is_sticky": true, "title": "Welder Promoted"}),
+    )
+    .await
+    .expect(200);
+    t.patch(
+        &format!("/jobs/{sticky_new}"),
+        json!({"title": "Smith Sticky"}),
+    )
+    .await
+    .expect(200);
+    let r = t.get("/jobs?search=weld").await;
+    assert_eq!(
+        titles(&r),
+        [
+            "Welder Promoted",
+            "Welder New",
+            "Welder Middle",
+            "Welder Sticky Old"
+        ]
+    );
+    assert_eq!(titles(&t.get("/jobs?search=smith").await), ["Smith Sticky"]);
+    t.delete(&format!("/jobs/{old}")).await.expect(200);
+    let r = t.get("/jobs?search=weld&per_page=1").await;
+    assert_eq!(titles(&r), ["Welder New"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 3);
 }
 
 /// Stores `n` active jobs titled "Bulk Role", every other one a contract.
