@@ -164,12 +164,12 @@ pub struct JobListOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct JobListMeta {
-    pub pagination: Pagination,
+    pub pagination: JobPagination,
     pub filters: JobFilters,
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Pagination {
+pub struct JobPagination {
     pub current_page: i64,
     pub per_page: i64,
     /// The number of matching jobs; a lower bound when `total_items_exact` is false.
@@ -257,6 +257,11 @@ pub struct JobDeleted {
 
 /// List jobs. By default only live `active` jobs (not past `expires_at`), sticky jobs
 /// first, then newest first (then by id).
+///
+/// `total_items` is exact for unfiltered lists. A filtered list or a search counts its
+/// matches among at most 10,000 candidate jobs; when there are more candidates,
+/// `total_items` is a lower bound and `meta.pagination.total_items_exact` is `false`.
+/// `has_more` is always exact.
 #[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery),
     responses((status = 200, description = "A page of jobs.", body = JobListOut)))]
 async fn list_jobs(
@@ -287,7 +292,7 @@ async fn list_jobs(
     Ok(Json(JobListOut {
         data: rows,
         meta: JobListMeta {
-            pagination: Pagination {
+            pagination: JobPagination {
                 current_page: lq.page,
                 per_page: lq.per_page,
                 total_items: total.items,
