@@ -3,7 +3,7 @@
 #
 #   bench/jobs.sh                        # both backends (PostgreSQL when a URL is given)
 #   BENCH_JOBS=100000 bench/jobs.sh      # fewer jobs, for a quick look
-#   BENCH_KEEP=/var/tmp/jb bench/jobs.sh # seed once, reuse the seeded databases later
+#   BENCH_KEEP=DIR bench/jobs.sh         # seed once into DIR, reuse the seeded databases later
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
