@@ -3,6 +3,7 @@
 #
 #   bench/jobs.sh                        # both backends (PostgreSQL when a URL is given)
 #   BENCH_JOBS=100000 bench/jobs.sh      # fewer jobs, for a quick look
+#   BENCH_KEEP=DIR bench/jobs.sh         # seed once into DIR, reuse the seeded databases later
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
@@ -21,6 +22,11 @@ CONNS="${BENCH_CONNECTIONS:-50}"
 THREADS="${BENCH_THREADS:-2}"
 PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
+# With BENCH_KEEP set to a directory, the seeded SQLite file is kept there (and on
+# PostgreSQL a seeded template database is kept); later runs copy them instead of seeding
+# again, so every run starts from the same data. Remove the file (or drop the database
+# jobboard_bench_seed_N) after a schema change.
+KEEP="${BENCH_KEEP:-}"
 
 cargo build --release --quiet --bin jobboard
 BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
@@ -68,19 +74,37 @@ measure() {
 }
 
 run_backend() {
-  local backend="$1" db
+  local backend="$1" db name="jobboard_bench_$$"
   case "$backend" in
     sqlite) db="sqlite://$WORK/bench.db" ;;
     postgres)
       if [ -z "$PG_URL" ]; then echo "skipping PostgreSQL: no JOBBOARD_BENCH_POSTGRES_URL" >&2; return; fi
-      local name="jobboard_bench_$$"
       psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $name" >/dev/null
       psql "$PG_URL" -qc "CREATE DATABASE $name" >/dev/null
       db="${PG_URL%/*}/$name"
       ;;
   esac
+  local seed_db="" seed_name="jobboard_bench_seed_$JOBS"
+  if [ -n "$KEEP" ]; then
+    mkdir -p "$KEEP"
+    if [ "$backend" = sqlite ]; then
+      seed_db="$KEEP/sqlite-$JOBS.db"
+      if [ -f "$seed_db" ]; then
+        echo "== $backend: reusing $seed_db" >&2
+        cp "$seed_db" "$WORK/bench.db"
+        start_and_measure "$backend" "$db" "$(cat "$seed_db.key")"
+        return
+      fi
+    elif psql "$PG_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = '$seed_name'" | grep -q 1; then
+      echo "== $backend: reusing database $seed_name" >&2
+      psql "$PG_URL" -qc "DROP DATABASE $name" >/dev/null
+      psql "$PG_URL" -qc "CREATE DATABASE $name TEMPLATE $seed_name" >/dev/null
+      start_and_measure "$backend" "$db" "$(psql "$PG_URL" -tAc "SELECT description FROM pg_database d JOIN pg_shdescription s ON s.objoid = d.oid WHERE d.datname = '$seed_name'")"
+      return
+    fi
+  fi
   "$BIN" --database "$db" migrate >/dev/null
-  local org key port
+  local org key
   org=$("$BIN" --database "$db" orgs create --name bench | tail -n 1)
   key=$("$BIN" --database "$db" keys create --org "$org" --read-limit 100000 --write-limit 100000 | tail -n 1)
   # The CLI caps limits at 100,000 per minute; the benchmark key gets a limit it never
@@ -97,6 +121,19 @@ run_backend() {
   else
     python3 "$BENCH_DIR/seed.py" postgres "$db" "$org" "$JOBS"
   fi
+  if [ -n "$KEEP" ]; then
+    if [ "$backend" = sqlite ]; then
+      cp "$WORK/bench.db" "$seed_db" && echo "$key" >"$seed_db.key"
+    else
+      psql "$PG_URL" -qc "CREATE DATABASE $seed_name TEMPLATE $name" >/dev/null
+      psql "$PG_URL" -qc "COMMENT ON DATABASE $seed_name IS '$key'" >/dev/null
+    fi
+  fi
+  start_and_measure "$backend" "$db" "$key"
+}
+
+start_and_measure() {
+  local backend="$1" db="$2" key="$3" port
   port=$(free_port)
   RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --no-worker \
     >"$WORK/server.log" 2>&1 &

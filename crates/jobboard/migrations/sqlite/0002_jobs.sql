@@ -63,6 +63,29 @@ CREATE TRIGGER jobs_fts_update AFTER UPDATE OF title, company_name, description_
     VALUES (new.seq, new.title, new.company_name, new.description_text);
 END;
 
+-- The same index over the sticky jobs only (few), so that a search finds its sticky
+-- matches without walking every match of the main index.
+CREATE VIRTUAL TABLE jobs_fts_sticky USING fts5(
+    title, company_name, description_text,
+    content = 'jobs', content_rowid = 'seq',
+    tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
+);
+CREATE TRIGGER jobs_fts_sticky_insert AFTER INSERT ON jobs WHEN new.is_sticky BEGIN
+    INSERT INTO jobs_fts_sticky (rowid, title, company_name, description_text)
+    VALUES (new.seq, new.title, new.company_name, new.description_text);
+END;
+CREATE TRIGGER jobs_fts_sticky_delete AFTER DELETE ON jobs WHEN old.is_sticky BEGIN
+    INSERT INTO jobs_fts_sticky (jobs_fts_sticky, rowid, title, company_name, description_text)
+    VALUES ('delete', old.seq, old.title, old.company_name, old.description_text);
+END;
+CREATE TRIGGER jobs_fts_sticky_update AFTER UPDATE OF title, company_name, description_text, is_sticky ON jobs
+WHEN old.is_sticky OR new.is_sticky BEGIN
+    INSERT INTO jobs_fts_sticky (jobs_fts_sticky, rowid, title, company_name, description_text)
+    SELECT 'delete', old.seq, old.title, old.company_name, old.description_text WHERE old.is_sticky;
+    INSERT INTO jobs_fts_sticky (rowid, title, company_name, description_text)
+    SELECT new.seq, new.title, new.company_name, new.description_text WHERE new.is_sticky;
+END;
+
 -- Jobs per organization and status, kept by triggers in the writing transaction, so the
 -- default list's total is read, not counted.
 CREATE TABLE job_counts (

@@ -307,52 +307,36 @@ async fn get_in(tx: &mut Tx, org_id: i64, id: Uuid, lock: bool) -> DbResult<Opti
     })
 }
 
-async fn slug_taken(tx: &mut Tx, org_id: i64, slug: &str) -> DbResult<bool> {
-    let hit: Option<Uuid> = dispatch_tx!(tx, t => {
-        sqlx::query_scalar("SELECT id FROM jobs WHERE org_id = $1 AND slug = $2")
-            .bind(org_id)
-            .bind(slug)
-            .fetch_optional(&mut **t)
-            .await?
-    });
-    Ok(hit.is_some())
-}
-
-/// A slug for a new job: title and company, ASCII lower-case; on collision a short random
-/// suffix (so that picking one never scans the jobs that share a title).
-async fn choose_slug(tx: &mut Tx, org_id: i64, f: &JobFields) -> DbResult<String> {
+/// The slug of a new job: title and company, ASCII lower-case; from the second attempt
+/// on, with a short random suffix (so that a collision never scans the jobs that share a
+/// title).
+fn slug_for(f: &JobFields, attempt: u32) -> String {
     let mut base = crate::text::slugify(&format!("{} {}", f.title, f.company_name), 80);
     if base.is_empty() {
         base = "job".to_string();
     }
-    if !slug_taken(tx, org_id, &base).await? {
-        return Ok(base);
+    if attempt <= 1 {
+        return base;
     }
-    loop {
-        let suffix: String = Uuid::new_v4().simple().to_string()[..6].to_string();
-        let candidate = format!("{base}-{suffix}");
-        if !slug_taken(tx, org_id, &candidate).await? {
-            return Ok(candidate);
-        }
-    }
+    let suffix: String = Uuid::new_v4().simple().to_string()[..6].to_string();
+    format!("{base}-{suffix}")
 }
 
-/// Creates a job (emitting `job.created`). Retries the slug choice when a concurrent
-/// writer took the same slug first.
+/// Creates a job (emitting `job.created`). The insert itself detects a taken slug (the
+/// unique index): the creation is then retried with a suffixed slug.
 pub async fn create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match try_create(db, org_id, f).await {
-            Err(e) if attempt < 4 && super::is_unique_violation(&e) => continue,
+        match try_create(db, org_id, f, &slug_for(f, attempt)).await {
+            Err(e) if attempt < 6 && super::is_unique_violation(&e) => continue,
             other => return other,
         }
     }
 }
 
-async fn try_create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
+async fn try_create(db: &Db, org_id: i64, f: &JobFields, slug: &str) -> DbResult<Job> {
     let mut tx = db.begin().await?;
-    let slug = choose_slug(&mut tx, org_id, f).await?;
     let now = Ts::now();
     let sql = format!(
         "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, job_type, \
@@ -370,7 +354,7 @@ async fn try_create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
             .bind(&f.description)
             .bind(&f.description_text)
             .bind(&f.company_name)
-            .bind(&slug)
+            .bind(slug)
             .bind(&f.job_type)
             .bind(&f.location)
             .bind(f.location_restricted)
@@ -617,8 +601,22 @@ fn escape_like(s: &str) -> String {
     out
 }
 
-/// The WHERE clause of a list (parameters start at `$1`).
-fn where_clause(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+/// At most this many candidate jobs are examined to count the matches of a filtered list
+/// or a search (the jobs of the listed statuses, or the search's word matches, newest
+/// first). When there are more, the count is the number of matches among them: a lower
+/// bound, reported with `total_items_exact: false`.
+pub const COUNT_LIMIT: i64 = 10_000;
+
+/// The number of jobs a list matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Total {
+    pub items: i64,
+    /// False when `items` is only a lower bound (see [`COUNT_LIMIT`]).
+    pub exact: bool,
+}
+
+/// The WHERE clause of a list (parameters start at `$1`), without the search condition.
+fn where_clause(org_id: i64, f: &ListFilter, now: Ts) -> Sql {
     let mut s = Sql {
         text: String::new(),
         args: Vec::new(),
@@ -634,6 +632,14 @@ fn where_clause(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
     conds.push(format!(
         "(status <> 'active' OR expires_at IS NULL OR expires_at > {now_mark})"
     ));
+    s.text = conds.join(" AND ");
+    s
+}
+
+/// The conditions of the filters other than organization, status and search, joined
+/// with AND (`None` when there are none).
+fn filter_conds(s: &mut Sql, f: &ListFilter) -> Option<String> {
+    let mut conds = Vec::new();
     if !f.job_types.is_empty() {
         let marks = s.list(f.job_types.iter().map(|v| Arg::Text(v.clone())));
         conds.push(format!("job_type IN ({marks})"));
@@ -657,127 +663,278 @@ fn where_clause(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
             .collect();
         conds.push(format!("({})", alts.join(" OR ")));
     }
-    if !f.search_words.is_empty() {
-        match backend {
-            Backend::Sqlite => {
-                // Each word a quoted FTS5 prefix phrase: no input can form query syntax.
-                let q: Vec<String> = f
-                    .search_words
-                    .iter()
-                    .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
-                    .collect();
-                let m = s.arg(Arg::Text(q.join(" ")));
-                conds.push(format!(
-                    "seq IN (SELECT rowid FROM jobs_fts WHERE jobs_fts MATCH {m})"
-                ));
-            }
-            Backend::Postgres => {
-                // Words are letters and digits only, so none can form tsquery syntax.
-                let q: Vec<String> = f.search_words.iter().map(|w| format!("{w}:*")).collect();
-                let m = s.arg(Arg::Text(q.join(" & ")));
-                conds.push(format!("search @@ to_tsquery('simple', {m})"));
-            }
-        }
-    }
-    s.text = conds.join(" AND ");
-    s
+    (!conds.is_empty()).then(|| conds.join(" AND "))
 }
 
-/// A page of jobs and the total number matching.
+/// The search as a query of the backend's full-text index. Words are letters and digits
+/// only, and on SQLite each is a quoted prefix phrase, so no input can form query syntax.
+fn search_query(backend: Backend, words: &[String]) -> String {
+    match backend {
+        Backend::Sqlite => words
+            .iter()
+            .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Backend::Postgres => words
+            .iter()
+            .map(|w| format!("{w}:*"))
+            .collect::<Vec<_>>()
+            .join(" & "),
+    }
+}
+
+/// A page of jobs and the number matching. Unfiltered lists are counted from the
+/// counters; filtered lists and searches examine at most [`COUNT_LIMIT`] candidates.
 pub async fn list(
     db: &Db,
     org_id: i64,
     f: &ListFilter,
     limit: i64,
     offset: i64,
-) -> DbResult<(Vec<JobListItem>, i64)> {
+) -> DbResult<(Vec<JobListItem>, Total)> {
     let now = Ts::now();
-    let total = count(db, org_id, f, now).await?;
-    if offset >= total {
-        return Ok((Vec::new(), total));
+    if f.counted() {
+        let total = counted_total(db, org_id, f.statuses.as_deref(), now).await?;
+        if offset >= total {
+            return Ok((
+                Vec::new(),
+                Total {
+                    items: total,
+                    exact: true,
+                },
+            ));
+        }
+        let (rows, _) = page(db, org_id, f, now, limit, offset).await?;
+        return Ok((
+            rows,
+            Total {
+                items: total,
+                exact: true,
+            },
+        ));
     }
+    let (rows, more) = page(db, org_id, f, now, limit, offset).await?;
+    let mut total = bounded_count(db, org_id, f, now).await?;
+    // A lower bound is never below what the page itself shows.
+    if !rows.is_empty() {
+        total.items = total
+            .items
+            .max(offset + rows.len() as i64 + i64::from(more));
+    }
+    Ok((rows, total))
+}
+
+/// One page (and whether a job follows it): the page is chosen from an index, then only
+/// its rows are read.
+async fn page(
+    db: &Db,
+    org_id: i64,
+    f: &ListFilter,
+    now: Ts,
+    limit: i64,
+    offset: i64,
+) -> DbResult<(Vec<JobListItem>, bool)> {
     let backend = db.backend();
-    let mut w = where_clause(backend, org_id, f, now);
+    if backend == Backend::Sqlite && !f.search_words.is_empty() {
+        return search_page_sqlite(db, org_id, f, now, limit, offset).await;
+    }
+    let mut w = where_clause(org_id, f, now);
+    if let Some(c) = filter_conds(&mut w, f) {
+        w.text = format!("{} AND {c}", w.text);
+    }
+    if !f.search_words.is_empty() {
+        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
+        w.text = format!("{} AND search @@ to_tsquery('simple', {m})", w.text);
+    }
     let key = match backend {
         Backend::Sqlite => "seq",
         Backend::Postgres => "id",
     };
-    let hint = search_hint(backend, f);
     let order = "ORDER BY is_sticky DESC, created_at DESC, id DESC";
-    let lim = w.arg(Arg::I64(limit));
+    let lim = w.arg(Arg::I64(limit + 1));
     let off = w.arg(Arg::I64(offset));
-    // The page is chosen from the index alone, then only its rows are read.
     let sql = format!(
         "SELECT {LIST_COLUMNS} FROM jobs WHERE {key} IN \
-         (SELECT {key} FROM jobs{hint} WHERE {} {order} LIMIT {lim} OFFSET {off}) {order}",
+         (SELECT {key} FROM jobs WHERE {} {order} LIMIT {lim} OFFSET {off}) {order}",
         w.text
     );
-    let rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
+    let mut rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
         bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
     });
-    Ok((rows, total))
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    Ok((rows, more))
 }
 
-async fn count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResult<i64> {
-    if f.counted() {
-        return counted_total(db, org_id, f.statuses.as_deref(), now).await;
-    }
-    let w = where_clause(db.backend(), org_id, f, now);
-    let hint = search_hint(db.backend(), f);
-    let sql = format!("SELECT COUNT(*) FROM jobs{hint} WHERE {}", w.text);
-    dispatch!(db.reader(), p => {
-        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_one(p).await
-    })
-}
-
-/// On SQLite, a search reads its matches through a narrow index instead of the rows
-/// (the planner would otherwise pick the table itself for rowid lookups).
-fn search_hint(backend: Backend, f: &ListFilter) -> &'static str {
-    if backend == Backend::Sqlite && !f.search_words.is_empty() {
+/// A page of a search on SQLite: the sticky matches (few) by their own query, then the
+/// others in the full-text index's own order (newest first), which stops after the page.
+async fn search_page_sqlite(
+    db: &Db,
+    org_id: i64,
+    f: &ListFilter,
+    now: Ts,
+    limit: i64,
+    offset: i64,
+) -> DbResult<(Vec<JobListItem>, bool)> {
+    let mut w = where_clause(org_id, f, now);
+    let conds = filter_conds(&mut w, f);
+    let hint = if conds.is_none() {
         " INDEXED BY jobs_search_keys"
     } else {
         ""
+    };
+    if let Some(c) = conds {
+        w.text = format!("{} AND {c}", w.text);
     }
+    let m = w.arg(Arg::Text(search_query(Backend::Sqlite, &f.search_words)));
+    // Sticky matches: from the index of the sticky jobs (few), newest first.
+    let sql = format!(
+        "SELECT j.seq FROM jobs_fts_sticky CROSS JOIN jobs j ON j.seq = jobs_fts_sticky.rowid \
+         WHERE jobs_fts_sticky MATCH {m} AND {} AND j.is_sticky = 1 ORDER BY jobs_fts_sticky.rowid DESC",
+        w.text
+    );
+    let sticky: Vec<i64> = dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
+    });
+    let mut seqs: Vec<i64> = sticky
+        .iter()
+        .skip(offset as usize)
+        .take(limit as usize + 1)
+        .copied()
+        .collect();
+    let want = limit + 1 - seqs.len() as i64;
+    if want > 0 {
+        let skip = (offset - sticky.len() as i64).max(0);
+        let lim = w.arg(Arg::I64(want));
+        let off = w.arg(Arg::I64(skip));
+        // Walks the matches newest first and stops after the page.
+        let sql = format!(
+            "SELECT j.seq FROM jobs_fts CROSS JOIN jobs j{hint} ON j.seq = jobs_fts.rowid \
+             WHERE jobs_fts MATCH {m} AND {} AND j.is_sticky = 0 \
+             ORDER BY jobs_fts.rowid DESC LIMIT {lim} OFFSET {off}",
+            w.text
+        );
+        let rest: Vec<i64> = dispatch!(db.reader(), p => {
+            bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
+        });
+        seqs.extend(rest);
+    }
+    let more = seqs.len() as i64 > limit;
+    seqs.truncate(limit as usize);
+    if seqs.is_empty() {
+        return Ok((Vec::new(), more));
+    }
+    let marks: Vec<String> = (1..=seqs.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "SELECT {LIST_COLUMNS} FROM jobs WHERE seq IN ({}) ORDER BY is_sticky DESC, seq DESC",
+        marks.join(", ")
+    );
+    let rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
+        let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+        for s in &seqs {
+            q = q.bind(*s);
+        }
+        q.fetch_all(p).await?
+    });
+    Ok((rows, more))
+}
+
+/// Counts the matches of a filtered list or a search among at most [`COUNT_LIMIT`]
+/// candidates; exact when there are no more candidates than that.
+async fn bounded_count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResult<Total> {
+    let backend = db.backend();
+    let mut w = where_clause(org_id, f, now);
+    let conds = filter_conds(&mut w, f);
+    let sql = if f.search_words.is_empty() {
+        // Candidates: the live jobs of the statuses, from the list index alone.
+        let lim = w.arg(Arg::I64(COUNT_LIMIT));
+        let test = conds.unwrap_or_else(|| "TRUE".into());
+        format!(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {test} THEN 1 ELSE 0 END), 0) FROM \
+             (SELECT job_type, category_id, is_remote, location FROM jobs WHERE {} LIMIT {lim}) c",
+            w.text
+        )
+    } else {
+        let mut test = w.text.clone();
+        if let Some(c) = &conds {
+            test = format!("{test} AND {c}");
+        }
+        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
+        let lim = w.arg(Arg::I64(COUNT_LIMIT));
+        match backend {
+            // Candidates: the newest word matches of the full-text index.
+            Backend::Sqlite => {
+                let (hint, cols) = if conds.is_none() {
+                    (
+                        " INDEXED BY jobs_search_keys",
+                        "j.org_id, j.status, j.expires_at",
+                    )
+                } else {
+                    (
+                        "",
+                        "j.org_id, j.status, j.expires_at, j.job_type, j.category_id, j.is_remote, j.location",
+                    )
+                };
+                format!(
+                    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {test} THEN 1 ELSE 0 END), 0) FROM \
+                     (SELECT {cols} FROM jobs_fts CROSS JOIN jobs j{hint} ON j.seq = jobs_fts.rowid \
+                      WHERE jobs_fts MATCH {m} ORDER BY jobs_fts.rowid DESC LIMIT {lim}) c"
+                )
+            }
+            // Candidates: the organization's word matches, from the GIN index.
+            Backend::Postgres => format!(
+                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {test} THEN 1 ELSE 0 END), 0) FROM \
+                 (SELECT org_id, status, expires_at, job_type, category_id, is_remote, location FROM jobs \
+                  WHERE org_id = $1 AND search @@ to_tsquery('simple', {m}) LIMIT {lim}) c"
+            ),
+        }
+    };
+    let (candidates, matches): (i64, i64) = dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(sql)), &w.args).fetch_one(p).await?
+    });
+    Ok(Total {
+        items: matches,
+        exact: candidates < COUNT_LIMIT,
+    })
 }
 
 /// The number of jobs with these statuses, from the per-organization counters, less the
-/// active jobs already past `expires_at` that the scheduler has not moved yet.
+/// active jobs already past `expires_at` that the scheduler has not moved yet (one
+/// statement).
 async fn counted_total(
     db: &Db,
     org_id: i64,
     statuses: Option<&[String]>,
     now: Ts,
 ) -> DbResult<i64> {
-    let counts: Vec<(String, i64)> = dispatch!(db.reader(), p => {
-        sqlx::query_as("SELECT status, n FROM job_counts WHERE org_id = $1")
-            .bind(org_id)
-            .fetch_all(p)
-            .await?
-    });
-    let wanted = |s: &str| statuses.is_none_or(|l| l.iter().any(|x| x == s));
-    let mut total: i64 = counts
-        .iter()
-        .filter(|(s, _)| wanted(s))
-        .map(|(_, n)| *n)
-        .sum();
+    let mut s = Sql {
+        text: String::new(),
+        args: Vec::new(),
+    };
+    let org = s.arg(Arg::I64(org_id));
+    let wanted = |st: &str| statuses.is_none_or(|l| l.iter().any(|x| x == st));
+    let listed: Vec<&str> = STATUSES.iter().copied().filter(|st| wanted(st)).collect();
+    if listed.is_empty() {
+        return Ok(0);
+    }
+    let marks = s.list(listed.iter().map(|v| Arg::Text(v.to_string())));
+    let mut sql = format!(
+        "SELECT CAST(COALESCE((SELECT SUM(n) FROM job_counts WHERE org_id = {org} AND status IN ({marks})), 0) AS BIGINT)"
+    );
     if wanted("active") {
         // Without statistics SQLite would rather walk every active job of the list index.
         let hint = match db.backend() {
             Backend::Sqlite => " INDEXED BY jobs_overdue",
             Backend::Postgres => "",
         };
-        let sql = format!(
-            "SELECT COUNT(*) FROM jobs{hint} WHERE status = 'active' AND expires_at IS NOT NULL \
-             AND expires_at <= $1 AND org_id = $2"
-        );
-        let overdue: i64 = dispatch!(db.reader(), p => {
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(now)
-            .bind(org_id)
-            .fetch_one(p)
-            .await?
-        });
-        total -= overdue;
+        let now = s.arg(Arg::Ts(now));
+        sql.push_str(&format!(
+            " - (SELECT COUNT(*) FROM jobs{hint} WHERE status = 'active' AND expires_at IS NOT NULL \
+             AND expires_at <= {now} AND org_id = {org})"
+        ));
     }
+    let total: i64 = dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &s.args).fetch_one(p).await?
+    });
     Ok(total.max(0))
 }

@@ -164,18 +164,25 @@ pub struct JobListOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct JobListMeta {
-    pub pagination: Pagination,
+    pub pagination: JobPagination,
     pub filters: JobFilters,
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Pagination {
+pub struct JobPagination {
     pub current_page: i64,
     pub per_page: i64,
+    /// The number of matching jobs; a lower bound when `total_items_exact` is false.
     pub total_items: i64,
     /// 0 when there are no items.
     pub total_pages: i64,
     pub has_more: bool,
+    /// (extension) Present, and false, only when `total_items` is a lower bound: a filtered
+    /// list or a search counts its matches among at most 10,000 candidate jobs (the jobs
+    /// of the listed statuses, or the newest jobs matching the search words). `has_more`
+    /// is always exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_items_exact: Option<bool>,
 }
 
 /// The filters applied.
@@ -250,6 +257,11 @@ pub struct JobDeleted {
 
 /// List jobs. By default only live `active` jobs (not past `expires_at`), sticky jobs
 /// first, then newest first (then by id).
+///
+/// `total_items` is exact for unfiltered lists. A filtered list or a search counts its
+/// matches among at most 10,000 candidate jobs; when there are more candidates,
+/// `total_items` is a lower bound and `meta.pagination.total_items_exact` is `false`.
+/// `has_more` is always exact.
 #[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery),
     responses((status = 200, description = "A page of jobs.", body = JobListOut)))]
 async fn list_jobs(
@@ -272,7 +284,7 @@ async fn list_jobs(
     }
     let offset = (lq.page - 1) * lq.per_page;
     let (rows, total) = jobs::list(&app.db, auth.org_id, &lq.filter, lq.per_page, offset).await?;
-    let total_pages = (total + lq.per_page - 1) / lq.per_page;
+    let total_pages = (total.items + lq.per_page - 1) / lq.per_page;
     let status = match &lq.filter.statuses {
         Some(s) => s.clone(),
         None => jobs::STATUSES.iter().map(|s| s.to_string()).collect(),
@@ -280,12 +292,13 @@ async fn list_jobs(
     Ok(Json(JobListOut {
         data: rows,
         meta: JobListMeta {
-            pagination: Pagination {
+            pagination: JobPagination {
                 current_page: lq.page,
                 per_page: lq.per_page,
-                total_items: total,
+                total_items: total.items,
                 total_pages,
                 has_more: lq.page < total_pages,
+                total_items_exact: (!total.exact).then_some(false),
             },
             filters: JobFilters {
                 search: lq.search,

@@ -26,6 +26,8 @@ backends!(
     other_organizations_jobs_are_invisible,
     directly_inserted_jobs_are_listed,
     categories_create_and_list,
+    search_lists_sticky_first_then_newest_and_pages,
+    filtered_and_search_totals_are_bounded,
 );
 
 fn job(title: &str) -> Value {
@@ -1037,4 +1039,200 @@ async fn categories_create_and_list(b: Backend) {
         .collect();
     assert_eq!(names, ["Art", "Customer Success"]);
     assert_eq!(r.body["meta"]["total"], 2);
+}
+
+async fn search_lists_sticky_first_then_newest_and_pages(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    create_active(&t, "Welder Old", json!({})).await;
+    create_active(&t, "Welder Sticky Old", json!({"is_sticky": true})).await;
+    create_active(&t, "Welder Middle", json!({})).await;
+    create_active(&t, "Welder Sticky New", json!({"is_sticky": true})).await;
+    create_active(&t, "Welder New", json!({"is_remote": true})).await;
+    create_active(
+        &t,
+        "Welder Gone",
+        json!({"expires_at": "2001-01-01T00:00:00Z"}),
+    )
+    .await;
+    create_active(&t, "Baker", json!({"is_sticky": true})).await;
+    create(&t, job("Welder Pending")).await;
+    let all = [
+        "Welder Sticky New",
+        "Welder Sticky Old",
+        "Welder New",
+        "Welder Middle",
+        "Welder Old",
+    ];
+    let r = t.get("/jobs?search=weld").await;
+    assert_eq!(titles(&r), all);
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 20, "total_items": 5, "total_pages": 1, "has_more": false})
+    );
+    // Every page boundary: across the sticky jobs and after them.
+    for per_page in 1..=5 {
+        let mut seen = Vec::new();
+        for page in 1..=6 {
+            let r = t
+                .get(&format!(
+                    "/jobs?search=weld&per_page={per_page}&page={page}"
+                ))
+                .await;
+            r.expect(200);
+            let p = &r.body["meta"]["pagination"];
+            assert_eq!(p["total_items"], 5);
+            assert_eq!(
+                p["has_more"],
+                json!(page * per_page < 5),
+                "{per_page} {page}"
+            );
+            seen.extend(titles(&r));
+        }
+        assert_eq!(seen, all, "per_page {per_page}");
+    }
+    // With other filters and statuses.
+    let r = t.get("/jobs?search=weld&is_remote=true").await;
+    assert_eq!(titles(&r), ["Welder New"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 1);
+    let r = t.get("/jobs?search=weld&status=all").await;
+    assert_eq!(titles(&r)[..2], ["Welder Sticky New", "Welder Sticky Old"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 6);
+    let r = t.get("/jobs?search=sticky").await;
+    assert_eq!(titles(&r), ["Welder Sticky New", "Welder Sticky Old"]);
+    // Sticky flags and titles changed by PATCH, and deletions, are followed.
+    let id_of = |r: &Resp, i: usize| r.body["data"][i]["id"].as_str().unwrap().to_string();
+    let r = t.get("/jobs?search=weld").await;
+    let (sticky_new, sticky_old, old) = (id_of(&r, 0), id_of(&r, 1), id_of(&r, 4));
+    t.patch(&format!("/jobs/{sticky_old}"), json!({"is_sticky": false}))
+        .await
+        .expect(200);
+    t.patch(
+        &format!("/jobs/{old}"),
+        json!({"is_sticky": true, "title": "Welder Promoted"}),
+    )
+    .await
+    .expect(200);
+    t.patch(
+        &format!("/jobs/{sticky_new}"),
+        json!({"title": "Smith Sticky"}),
+    )
+    .await
+    .expect(200);
+    let r = t.get("/jobs?search=weld").await;
+    assert_eq!(
+        titles(&r),
+        [
+            "Welder Promoted",
+            "Welder New",
+            "Welder Middle",
+            "Welder Sticky Old"
+        ]
+    );
+    assert_eq!(titles(&t.get("/jobs?search=smith").await), ["Smith Sticky"]);
+    t.delete(&format!("/jobs/{old}")).await.expect(200);
+    let r = t.get("/jobs?search=weld&per_page=1").await;
+    assert_eq!(titles(&r), ["Welder New"]);
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 3);
+}
+
+/// Stores `n` active jobs titled "Bulk Role", every other one a contract.
+async fn insert_bulk(t: &TestApp, n: i64) {
+    let now = jobboard::db::Ts::now();
+    let sql = match t.db().backend() {
+        jobboard::db::Backend::Sqlite => {
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
+             INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug,
+                 job_type, status, created_at, updated_at)
+             SELECT randomblob(16), $1, 'Bulk Role', 'bulk', 'bulk', 'Acme', 'bulk-' || i,
+                 CASE WHEN i % 2 = 0 THEN 'contract' ELSE 'full-time' END, 'active', $3, $3 FROM n"
+        }
+        jobboard::db::Backend::Postgres => {
+            "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug,
+                 job_type, status, created_at, updated_at)
+             SELECT gen_random_uuid(), $1, 'Bulk Role', 'bulk', 'bulk', 'Acme', 'bulk-' || i,
+                 CASE WHEN i % 2 = 0 THEN 'contract' ELSE 'full-time' END, 'active', $3, $3
+             FROM generate_series(1, $2::bigint) AS i"
+        }
+    };
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query(sql).bind(t.org_id).bind(n).bind(now).execute(p).await.unwrap();
+    });
+}
+
+async fn filtered_and_search_totals_are_bounded(b: Backend) {
+    use jobboard::db::jobs::COUNT_LIMIT;
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    let n = COUNT_LIMIT + 50;
+    insert_bulk(&t, n).await;
+    create_active(
+        &t,
+        "Rare Role",
+        json!({"job_type": "contract", "location": "Oslo"}),
+    )
+    .await;
+    // The unfiltered list is exact (counters).
+    let r = t.get("/jobs").await;
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 20, "total_items": n + 1,
+               "total_pages": (n + 1 + 19) / 20, "has_more": true})
+    );
+    // A search with few matches is exact.
+    let r = t.get("/jobs?search=rare").await;
+    assert_eq!(titles(&r), ["Rare Role"]);
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 20, "total_items": 1, "total_pages": 1, "has_more": false})
+    );
+    // A search with more matches than the bound: the bound, marked as such.
+    let r = t.get("/jobs?search=bulk&per_page=100").await;
+    r.expect(200);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 100);
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 100, "total_items": COUNT_LIMIT,
+               "total_pages": COUNT_LIMIT / 100, "has_more": true, "total_items_exact": false})
+    );
+    // Paging on past the bound stays consistent, up to the real end.
+    let last = (n + 99) / 100;
+    let r = t
+        .get(&format!("/jobs?search=bulk&per_page=100&page={}", last - 1))
+        .await;
+    let p = &r.body["meta"]["pagination"];
+    assert_eq!(p["has_more"], true);
+    assert!(p["total_pages"].as_i64().unwrap() > last - 1, "{p}");
+    let r = t
+        .get(&format!("/jobs?search=bulk&per_page=100&page={last}"))
+        .await;
+    assert_eq!(r.body["data"].as_array().unwrap().len(), (n % 100) as usize);
+    let p = &r.body["meta"]["pagination"];
+    assert_eq!(p["has_more"], false);
+    assert_eq!(p["total_pages"], last);
+    assert_eq!(p["total_items_exact"], false);
+    let r = t
+        .get(&format!("/jobs?search=bulk&per_page=100&page={}", last + 1))
+        .await;
+    assert_eq!(r.body["data"], json!([]));
+    assert_eq!(r.body["meta"]["pagination"]["has_more"], false);
+    // A filter over more candidates than the bound: a lower bound of the matches.
+    let r = t.get("/jobs?job_types=contract").await;
+    r.expect(200);
+    let p = &r.body["meta"]["pagination"];
+    assert_eq!(p["total_items_exact"], false);
+    assert_eq!(p["has_more"], true);
+    let total = p["total_items"].as_i64().unwrap();
+    assert!((21..=n / 2 + 1).contains(&total), "{p}");
+    assert_eq!(p["total_pages"], (total + 19) / 20);
+    let r = t.get("/jobs?locations=osl").await;
+    assert_eq!(titles(&r), ["Rare Role"]);
+    let p = &r.body["meta"]["pagination"];
+    assert_eq!(p["has_more"], false);
+    assert_eq!(p["total_items"], 1);
+    assert_eq!(p["total_pages"], 1);
+    // Statuses with fewer jobs than the bound are counted exactly.
+    let r = t.get("/jobs?job_types=contract&status=pending,draft").await;
+    assert_eq!(
+        r.body["meta"]["pagination"],
+        json!({"current_page": 1, "per_page": 20, "total_items": 0, "total_pages": 0, "has_more": false})
+    );
 }
