@@ -264,15 +264,7 @@ pub enum Table {
 
 /// The ids among `ids` that are jobs of this organization.
 pub async fn known_jobs(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<Uuid>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    dispatch!(db.reader(), p => {
-        let mut qb = sqlx::QueryBuilder::new("SELECT id FROM jobs WHERE org_id = ");
-        qb.push_bind(org_id).push(" AND id");
-        super::push_in_list(&mut qb, ids);
-        qb.build_query_scalar().fetch_all(p).await
-    })
+    super::owned_ids(db, super::Owned::Jobs, org_id, ids).await
 }
 
 /// The instants that bound the days `[from, to]`: start of `from`, start of the day after `to`.

@@ -48,16 +48,5 @@ pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Category>> {
 
 /// The ids among `ids` that are categories of this organization.
 pub async fn existing(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<Uuid>> {
-    let mut found = Vec::with_capacity(ids.len());
-    for id in ids {
-        let hit: Option<Uuid> = dispatch!(db.reader(), p => {
-            sqlx::query_scalar("SELECT id FROM categories WHERE org_id = $1 AND id = $2")
-                .bind(org_id)
-                .bind(id)
-                .fetch_optional(p)
-                .await?
-        });
-        found.extend(hit);
-    }
-    Ok(found)
+    super::owned_ids(db, super::Owned::Categories, org_id, ids).await
 }

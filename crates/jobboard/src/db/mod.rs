@@ -233,6 +233,35 @@ where
     qb.push(")");
 }
 
+/// Tables whose ids callers check for ownership with [`owned_ids`].
+#[derive(Debug, Clone, Copy)]
+pub enum Owned {
+    Jobs,
+    Categories,
+}
+
+/// The ids among `ids` that are rows of `table` belonging to this organization, in one query.
+pub async fn owned_ids(
+    db: &Db,
+    table: Owned,
+    org_id: i64,
+    ids: &[uuid::Uuid],
+) -> DbResult<Vec<uuid::Uuid>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let select = match table {
+        Owned::Jobs => "SELECT id FROM jobs WHERE org_id = ",
+        Owned::Categories => "SELECT id FROM categories WHERE org_id = ",
+    };
+    dispatch!(db.reader(), p => {
+        let mut qb = sqlx::QueryBuilder::new(select);
+        qb.push_bind(org_id).push(" AND id");
+        push_in_list(&mut qb, ids);
+        qb.build_query_scalar().fetch_all(p).await
+    })
+}
+
 /// True when the error is a unique-constraint violation.
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     match err {

@@ -212,11 +212,7 @@ impl Input {
     pub fn nested(&mut self, name: &str, required: bool) -> Field<Input> {
         let prefix = format!("{}{name}.", self.prefix);
         self.field(name, required, |v| match v {
-            Value::Object(m) => Ok(Input {
-                map: m.clone(),
-                prefix,
-                errors: Vec::new(),
-            }),
+            Value::Object(m) => Ok(Input::nested_at(&prefix, m.clone())),
             _ => Err(type_error("an object")),
         })
     }
