@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod cache;
 pub mod cms;
 pub mod config;
 pub mod db;

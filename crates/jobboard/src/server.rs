@@ -26,6 +26,8 @@ pub struct App {
     pub metrics: Metrics,
     /// Rendered CMS reads of this node.
     pub cms_cache: crate::cms::Cache,
+    /// Rendered job lists of this node, by organization and normalised query.
+    pub jobs_cache: crate::cache::Cache<(i64, String)>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
@@ -56,6 +58,7 @@ impl App {
             limiter,
             metrics: Metrics::default(),
             cms_cache: crate::cms::Cache::default(),
+            jobs_cache: crate::cache::Cache::default(),
             scheduler_passes: watch::channel(0).0,
             key_usage: Mutex::new(HashMap::new()),
         })

@@ -1,10 +1,26 @@
 //! CMS domain: collection schemas, validation of item data, and the read cache.
 //! No SQL and no HTTP here.
 
-pub mod cache;
 pub mod schema;
 
-pub use cache::{Cache, CacheKey};
+/// What a cached CMS read is keyed by.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    pub org_id: i64,
+    pub collection_id: uuid::Uuid,
+    /// The normalised query (`list:published:50:0`, `item:<id>`).
+    pub query: String,
+}
+
+/// The cache of CMS reads.
+pub type Cache = crate::cache::Cache<CacheKey>;
+
+impl Cache {
+    /// Drops every entry of one collection.
+    pub fn purge(&self, org_id: i64, collection_id: uuid::Uuid) {
+        self.purge_where(|k| k.org_id == org_id && k.collection_id == collection_id);
+    }
+}
 
 /// Statuses of a CMS item.
 pub const ITEM_STATUSES: &[&str] = &[

@@ -691,8 +691,8 @@ pub async fn list(
     f: &ListFilter,
     limit: i64,
     offset: i64,
+    now: Ts,
 ) -> DbResult<(Vec<JobListItem>, Total)> {
-    let now = Ts::now();
     if f.counted() {
         let total = counted_total(db, org_id, f.statuses.as_deref(), now).await?;
         if offset >= total {
@@ -837,6 +837,22 @@ async fn search_page_sqlite(
         q.fetch_all(p).await?
     });
     Ok((rows, more))
+}
+
+/// The earliest `expires_at` after `now` among the organization's active jobs: the next
+/// moment its lists change without a write.
+pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> DbResult<Option<Ts>> {
+    let hint = match db.backend() {
+        Backend::Sqlite => " INDEXED BY jobs_overdue",
+        Backend::Postgres => "",
+    };
+    let sql = format!(
+        "SELECT MIN(expires_at) FROM jobs{hint} WHERE org_id = $1 AND status = 'active' \
+         AND expires_at IS NOT NULL AND expires_at > $2"
+    );
+    dispatch!(db.reader(), p => {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(now).fetch_one(p).await
+    })
 }
 
 /// Counts the matches of a filtered list or a search among at most [`COUNT_LIMIT`]

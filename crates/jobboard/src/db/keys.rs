@@ -63,6 +63,9 @@ pub struct KeyAuth {
     pub scopes: String,
     pub read_limit: i64,
     pub write_limit: i64,
+    /// The organization's job list version (see `job_list_versions`), read in the same
+    /// statement so that a cached job list needs no further query.
+    pub job_list_version: i64,
 }
 
 /// Finds the live (not revoked) key with this hash. Read on every request, so a revocation
@@ -70,7 +73,10 @@ pub struct KeyAuth {
 pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(
-            "SELECT id, org_id, scopes, read_limit, write_limit FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
+            "SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit, \
+             COALESCE(v.version, 0) AS job_list_version \
+             FROM api_keys k LEFT JOIN job_list_versions v ON v.org_id = k.org_id \
+             WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
         )
         .bind(hash)
         .fetch_optional(p)

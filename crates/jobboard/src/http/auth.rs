@@ -75,6 +75,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
             org_id: found.org_id,
             key_id: found.id,
             scopes: found.scopes.into(),
+            job_list_version: found.job_list_version,
         });
         next.run(req).await
     } else {

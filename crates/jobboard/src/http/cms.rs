@@ -2,14 +2,13 @@
 //! `/cms/{slug}/{id}`. These endpoints answer `{collection}`, `{collections}`, `{item}` and
 //! `{items, total, limit, offset}` (no `data`/`meta` envelope); errors use the usual one.
 //!
-//! List and item reads go through the per-node cache of [`crate::cms::cache`].
+//! List and item reads go through the per-node cache of [`crate::cache`].
 
 use axum::{
     Json,
-    body::Body,
     extract::{Path, State},
-    http::{HeaderMap, HeaderValue, StatusCode, header},
-    response::{IntoResponse, Response},
+    http::{HeaderMap, HeaderValue, StatusCode},
+    response::Response,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -17,11 +16,16 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Auth, JsonBody, Query, extract::path_id, input::Field};
+use super::{
+    Auth, JsonBody, Query,
+    cached::{self, bypass},
+    extract::path_id,
+    input::Field,
+};
 use crate::{
+    cache::{MAX_AGE_MICROS, Rendered},
     cms::{
         self, CacheKey, ITEM_STATUSES, VISIBILITIES,
-        cache::{self as cache, MAX_AGE_MICROS, Rendered},
         schema::{FieldDef, FieldType, parse_schema, validate_data},
     },
     db::{
@@ -265,18 +269,6 @@ fn cache_control(visibility: &str) -> HeaderValue {
     }
 }
 
-/// True when the client asked not to be served a stored response (`Cache-Control: no-cache`).
-fn bypass(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::CACHE_CONTROL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| {
-            v.split(',')
-                .any(|d| d.trim().eq_ignore_ascii_case("no-cache"))
-        })
-}
-
 /// Answers a read from the cache, or renders it with `render` and stores it.
 async fn cached_read<F, Fut>(
     app: &AppState,
@@ -318,26 +310,11 @@ where
             rendered
         }
     };
-    let etag = HeaderValue::from_str(&rendered.etag).map_err(|e| ApiError::internal(&e))?;
-    let cc = cache_control(&head.visibility);
-    let not_modified = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| cache::none_match(v, &rendered.etag));
-    let mut res = if not_modified {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let mut r = Response::new(Body::from(rendered.body));
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        r
-    };
-    res.headers_mut().insert(header::ETAG, etag);
-    res.headers_mut().insert(header::CACHE_CONTROL, cc);
-    Ok(res)
+    Ok(cached::respond(
+        rendered,
+        headers,
+        cache_control(&head.visibility),
+    ))
 }
 
 /// List a collection's items.

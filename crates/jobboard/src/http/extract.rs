@@ -23,6 +23,9 @@ pub struct Auth {
     pub org_id: i64,
     pub key_id: Uuid,
     pub scopes: std::sync::Arc<str>,
+    /// The organization's job list version when the key was read (before anything else
+    /// of the request), for the job list cache.
+    pub job_list_version: i64,
 }
 
 impl Auth {

@@ -272,6 +272,7 @@ pub fn new_job_defaults() -> JobFields {
 }
 
 /// The list query, validated: the filter, page and page size.
+#[derive(Debug)]
 pub struct ListQuery {
     pub filter: ListFilter,
     pub search: Option<String>,

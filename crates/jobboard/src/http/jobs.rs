@@ -3,7 +3,8 @@
 use axum::{
     Json,
     extract::{Path, State},
-    http::StatusCode,
+    http::{HeaderMap, HeaderValue, StatusCode},
+    response::Response,
 };
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
@@ -11,10 +12,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{
-    Auth, JsonBody, Query, extract,
+    Auth, JsonBody, Query, cached, extract,
     job_input::{self, read_job, read_list_query},
 };
 use crate::{
+    cache::{MAX_AGE_MICROS, Rendered},
     db::{
         Ts, categories,
         jobs::{self, Job, JobListItem, JobStatus, JobType, Updated},
@@ -262,16 +264,40 @@ pub struct JobDeleted {
 /// matches among at most 10,000 candidate jobs; when there are more candidates,
 /// `total_items` is a lower bound and `meta.pagination.total_items_exact` is `false`.
 /// `has_more` is always exact.
-#[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery),
-    responses((status = 200, description = "A page of jobs.", body = JobListOut)))]
+///
+/// Lists are served from a per-node cache while nothing they are rendered from has
+/// changed (any write to the organization's jobs or categories, on any node, is seen by
+/// the next request) and no job's `expires_at` has passed since. Responses carry a strong
+/// `ETag`; `If-None-Match` with it answers `304`. `Cache-Control: no-cache` in the request
+/// renders the list afresh.
+#[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery,
+        ("If-None-Match" = Option<String>, Header, description = "An ETag of an earlier response."),
+        ("Cache-Control" = Option<String>, Header, description = "`no-cache` renders the list afresh.")),
+    responses(
+        (status = 200, description = "A page of jobs.", body = JobListOut,
+            headers(("ETag" = String, description = "Strong entity tag."), ("Cache-Control" = String))),
+        (status = 304, description = "Not modified: the ETag sent is current.")))]
 async fn list_jobs(
     State(app): State<AppState>,
     auth: Auth,
+    headers: HeaderMap,
     Query(mut q): Query,
-) -> ApiResult<Json<JobListOut>> {
+) -> ApiResult<Response> {
     auth.require("jobs:read")?;
     let lq = read_list_query(&mut q);
     q.finish()?;
+    // The key holds everything the body depends on: the validated filters, the text
+    // echoed in meta.filters, and the page.
+    let key = (auth.org_id, format!("{lq:?}"));
+    let now = Ts::now();
+    let cache_control = HeaderValue::from_static("private, no-cache");
+    if !cached::bypass(&headers)
+        && let Some(hit) = app
+            .jobs_cache
+            .get(&key, auth.job_list_version, now.micros())
+    {
+        return Ok(cached::respond(hit, &headers, cache_control));
+    }
     if !lq.filter.categories.is_empty() {
         let found = categories::existing(&app.db, auth.org_id, &lq.filter.categories).await?;
         if let Some(bad) = lq.filter.categories.iter().find(|c| !found.contains(c)) {
@@ -283,13 +309,14 @@ async fn list_jobs(
         }
     }
     let offset = (lq.page - 1) * lq.per_page;
-    let (rows, total) = jobs::list(&app.db, auth.org_id, &lq.filter, lq.per_page, offset).await?;
+    let (rows, total) =
+        jobs::list(&app.db, auth.org_id, &lq.filter, lq.per_page, offset, now).await?;
     let total_pages = (total.items + lq.per_page - 1) / lq.per_page;
     let status = match &lq.filter.statuses {
         Some(s) => s.clone(),
         None => jobs::STATUSES.iter().map(|s| s.to_string()).collect(),
     };
-    Ok(Json(JobListOut {
+    let out = JobListOut {
         data: rows,
         meta: JobListMeta {
             pagination: JobPagination {
@@ -309,7 +336,18 @@ async fn list_jobs(
                 status,
             },
         },
-    }))
+    };
+    let rendered = Rendered::new(serde_json::to_vec(&out).map_err(|e| ApiError::internal(&e))?);
+    // The list changes by itself when the next live job reaches its `expires_at`.
+    let deadline = jobs::next_expiry(&app.db, auth.org_id, now)
+        .await?
+        .map_or(i64::MAX, |t| t.micros())
+        .min(now.micros() + MAX_AGE_MICROS);
+    if deadline > now.micros() {
+        app.jobs_cache
+            .put(key, auth.job_list_version, deadline, rendered.clone());
+    }
+    Ok(cached::respond(rendered, &headers, cache_control))
 }
 
 /// Adds a `category_id` error unless the category is one of the organization's.

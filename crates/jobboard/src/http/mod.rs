@@ -2,6 +2,7 @@
 //! handlers call the storage functions in `crate::db`.
 
 mod auth;
+mod cached;
 pub mod docs;
 pub mod extract;
 pub mod input;

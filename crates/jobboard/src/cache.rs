@@ -1,38 +1,30 @@
-//! The CMS read cache: rendered list and item responses per organization, collection and
-//! query.
+//! The read caches: rendered response bodies of one node, per key (an organization, what
+//! is read, and the normalised query).
 //!
-//! An entry is served only while (a) the collection's version number, read from the
-//! database with one indexed lookup on every request, is the one the entry was rendered
-//! at, and (b) the clock is before the entry's deadline: at most 60 s after rendering and
-//! never past the collection's next `starts_at`/`expires_at` boundary. Every write to a
-//! collection bumps its version in the same transaction as the write, so a write on any
-//! node sharing the database invalidates every node's entries at once; the writing node
-//! also drops its own entries right away to free the memory.
+//! An entry is served only while (a) the version number of what it was rendered from,
+//! read from the database on every request, is the one the entry was rendered at, and
+//! (b) the clock is before the entry's deadline (the next moment a time window changes
+//! the answer, and at most 60 s after rendering). Every write bumps the version in the
+//! same transaction as the write, so a write on any node sharing the database invalidates
+//! every node's entries at once.
 //!
-//! The cache is bounded by entry count and by bytes; the oldest entries go first.
+//! CMS reads key by collection ([`crate::cms::CacheKey`]), job lists by organization and
+//! query. Each cache is bounded by entry count and by bytes; the oldest entries go first.
 
 use std::{
     collections::{BTreeMap, HashMap},
+    hash::Hash,
     sync::Mutex,
 };
 
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
-use uuid::Uuid;
 
 /// Longest time an entry is served, in microseconds.
 pub const MAX_AGE_MICROS: i64 = 60_000_000;
 /// Default bounds.
 pub const MAX_ENTRIES: usize = 10_000;
 pub const MAX_BYTES: usize = 64 * 1024 * 1024;
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct CacheKey {
-    pub org_id: i64,
-    pub collection_id: Uuid,
-    /// The normalised query (`list:published:50:0`, `item:<id>`).
-    pub query: String,
-}
 
 /// A rendered response body and its strong ETag.
 #[derive(Debug, Clone)]
@@ -59,16 +51,15 @@ struct Entry {
     seq: u64,
 }
 
-#[derive(Default)]
-struct Inner {
-    map: HashMap<CacheKey, Entry>,
-    order: BTreeMap<u64, CacheKey>,
+struct Inner<K> {
+    map: HashMap<K, Entry>,
+    order: BTreeMap<u64, K>,
     bytes: usize,
     seq: u64,
 }
 
-impl Inner {
-    fn remove(&mut self, key: &CacheKey) {
+impl<K: Hash + Eq + Clone> Inner<K> {
+    fn remove(&mut self, key: &K) {
         if let Some(e) = self.map.remove(key) {
             self.order.remove(&e.seq);
             self.bytes -= e.rendered.body.len();
@@ -76,35 +67,40 @@ impl Inner {
     }
 }
 
-/// The bounded cache of CMS reads (one per node).
-pub struct Cache {
-    inner: Mutex<Inner>,
+/// A bounded cache of rendered reads (one per node and kind of read).
+pub struct Cache<K> {
+    inner: Mutex<Inner<K>>,
     max_entries: usize,
     max_bytes: usize,
 }
 
-impl Default for Cache {
-    fn default() -> Cache {
+impl<K: Hash + Eq + Clone> Default for Cache<K> {
+    fn default() -> Cache<K> {
         Cache::new(MAX_ENTRIES, MAX_BYTES)
     }
 }
 
-impl Cache {
-    pub fn new(max_entries: usize, max_bytes: usize) -> Cache {
+impl<K: Hash + Eq + Clone> Cache<K> {
+    pub fn new(max_entries: usize, max_bytes: usize) -> Cache<K> {
         Cache {
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(Inner {
+                map: HashMap::new(),
+                order: BTreeMap::new(),
+                bytes: 0,
+                seq: 0,
+            }),
             max_entries,
             max_bytes,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner<K>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The entry for `key` if it was rendered at `version` and `now` (microseconds since
     /// the epoch) is before its deadline; a stale entry is dropped.
-    pub fn get(&self, key: &CacheKey, version: i64, now: i64) -> Option<Rendered> {
+    pub fn get(&self, key: &K, version: i64, now: i64) -> Option<Rendered> {
         let mut inner = self.lock();
         let fresh = match inner.map.get(key) {
             None => return None,
@@ -119,7 +115,7 @@ impl Cache {
     }
 
     /// Stores a rendering made at `version`, to be served until `valid_until` at the latest.
-    pub fn put(&self, key: CacheKey, version: i64, valid_until: i64, rendered: Rendered) {
+    pub fn put(&self, key: K, version: i64, valid_until: i64, rendered: Rendered) {
         let size = rendered.body.len();
         if size > self.max_bytes / 8 || self.max_entries == 0 {
             return;
@@ -149,15 +145,10 @@ impl Cache {
         );
     }
 
-    /// Drops every entry of one collection.
-    pub fn purge(&self, org_id: i64, collection_id: Uuid) {
+    /// Drops every entry whose key satisfies `doomed`.
+    pub fn purge_where(&self, doomed: impl Fn(&K) -> bool) {
         let mut inner = self.lock();
-        let doomed: Vec<CacheKey> = inner
-            .map
-            .keys()
-            .filter(|k| k.org_id == org_id && k.collection_id == collection_id)
-            .cloned()
-            .collect();
+        let doomed: Vec<K> = inner.map.keys().filter(|k| doomed(k)).cloned().collect();
         for k in doomed {
             inner.remove(&k);
         }
@@ -184,12 +175,8 @@ pub fn none_match(header: &str, etag: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn key(q: &str) -> CacheKey {
-        CacheKey {
-            org_id: 1,
-            collection_id: Uuid::nil(),
-            query: q.into(),
-        }
+    fn key(q: &str) -> (i64, String) {
+        (1, q.to_string())
     }
 
     #[test]
@@ -206,7 +193,7 @@ mod tests {
             "another version is a miss"
         );
         c.put(key("a"), 3, 1_000, Rendered::new(b"x".to_vec()));
-        c.purge(1, Uuid::nil());
+        c.purge_where(|k| k.0 == 1);
         assert!(c.get(&key("a"), 3, 0).is_none());
     }
 
