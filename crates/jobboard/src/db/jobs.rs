@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{Backend, Db, DbResult, Ts, Tx, events};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Backend, Db, DbResult, Pool, Ts, Tx, events};
 use crate::{dispatch, dispatch_tx};
 
 /// Every job status.
@@ -323,20 +325,127 @@ fn slug_for(f: &JobFields, attempt: u32) -> String {
 }
 
 /// Creates a job (emitting `job.created`). The insert itself detects a taken slug (the
-/// unique index): the creation is then retried with a suffixed slug.
+/// unique index): the insert is then retried with a suffixed slug.
+///
+/// On SQLite, concurrent creations are committed together: one task takes every creation
+/// waiting for the single writer and commits them in one transaction (each job with its
+/// event), so the commit and the full-text index's segment writes are shared. Each
+/// caller is answered after the commit that stored its job. A batch in which anything
+/// other than a job's own insert fails is rolled back and its creations are run one by
+/// one, so one creation's failure never undoes another's.
 pub async fn create(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        match try_create(db, org_id, f, &slug_for(f, attempt)).await {
-            Err(e) if attempt < 6 && super::is_unique_violation(&e) => continue,
-            other => return other,
+    if let Pool::Sqlite(pool) = db.writer() {
+        let queue = db.job_creates.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(drain_creates(db.without_queues(), pool.clone(), rx));
+            tx
+        });
+        let (reply, answer) = oneshot::channel();
+        let pending = PendingCreate {
+            org_id,
+            fields: f.clone(),
+            reply,
+        };
+        if queue.send(pending).is_ok()
+            && let Ok(result) = answer.await
+        {
+            return result;
+        }
+    }
+    create_alone(db, org_id, f).await
+}
+
+/// A creation waiting for the SQLite writer.
+#[derive(Debug)]
+pub struct PendingCreate {
+    org_id: i64,
+    fields: JobFields,
+    reply: oneshot::Sender<DbResult<Job>>,
+}
+
+pub(super) type CreateQueue = mpsc::UnboundedSender<PendingCreate>;
+
+/// Most creations committed in one transaction.
+const MAX_BATCH: usize = 64;
+
+/// Commits the queued creations in batches of what is waiting (no added delay: a batch
+/// is what queued while the previous one was being written).
+async fn drain_creates(
+    db: Db,
+    pool: sqlx::SqlitePool,
+    mut rx: mpsc::UnboundedReceiver<PendingCreate>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        match create_batch(&pool, &batch).await {
+            Ok(results) => {
+                for (p, r) in batch.into_iter().zip(results) {
+                    let _ = p.reply.send(r);
+                }
+            }
+            Err(_) => {
+                // Rolled back as a whole: each creation on its own.
+                for p in batch {
+                    let r = create_alone(&db, p.org_id, &p.fields).await;
+                    let _ = p.reply.send(r);
+                }
+            }
         }
     }
 }
 
-async fn try_create(db: &Db, org_id: i64, f: &JobFields, slug: &str) -> DbResult<Job> {
-    let mut tx = db.begin().await?;
+/// Inserts every creation of `batch` and commits once. A creation whose own insert fails
+/// (which leaves nothing behind) gets its error; any other failure fails the batch.
+async fn create_batch(
+    pool: &sqlx::SqlitePool,
+    batch: &[PendingCreate],
+) -> DbResult<Vec<DbResult<Job>>> {
+    let mut tx = Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?);
+    let mut results = Vec::with_capacity(batch.len());
+    for p in batch {
+        let mut attempt = 0;
+        let inserted = loop {
+            attempt += 1;
+            match insert(&mut tx, p.org_id, &p.fields, &slug_for(&p.fields, attempt)).await {
+                Err(e) if attempt < 6 && super::is_unique_violation(&e) => continue,
+                other => break other,
+            }
+        };
+        if let Ok(job) = &inserted {
+            events::emit(&mut tx, p.org_id, "job.created", full_data(job)).await?;
+        }
+        results.push(inserted);
+    }
+    tx.commit().await?;
+    Ok(results)
+}
+
+/// Creates a job in a transaction of its own.
+async fn create_alone(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut tx = db.begin().await?;
+        match insert(&mut tx, org_id, f, &slug_for(f, attempt)).await {
+            Err(e) if attempt < 6 && super::is_unique_violation(&e) => continue,
+            Err(e) => return Err(e),
+            Ok(job) => {
+                events::emit(&mut tx, org_id, "job.created", full_data(&job)).await?;
+                tx.commit().await?;
+                return Ok(job);
+            }
+        }
+    }
+}
+
+/// Inserts the job row (one statement: on failure nothing of it remains).
+async fn insert(tx: &mut Tx, org_id: i64, f: &JobFields, slug: &str) -> DbResult<Job> {
     let now = Ts::now();
     let sql = format!(
         "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, job_type, \
@@ -346,7 +455,7 @@ async fn try_create(db: &Db, org_id: i64, f: &JobFields, slug: &str) -> DbResult
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
          $21, $22, $23, $24, $25, $26, $26) RETURNING {COLUMNS}"
     );
-    let job: Job = dispatch_tx!(&mut tx, t => {
+    dispatch_tx!(tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(Uuid::now_v7())
             .bind(org_id)
@@ -375,11 +484,8 @@ async fn try_create(db: &Db, org_id: i64, f: &JobFields, slug: &str) -> DbResult
             .bind(&f.status)
             .bind(now)
             .fetch_one(&mut **t)
-            .await?
-    });
-    events::emit(&mut tx, org_id, "job.created", full_data(&job)).await?;
-    tx.commit().await?;
-    Ok(job)
+            .await
+    })
 }
 
 /// The result of an update.

@@ -95,6 +95,9 @@ pub struct Db {
     read: Pool,
     write: Pool,
     backend: Backend,
+    /// On SQLite, the queue of job creations that one task commits in batches (started on
+    /// first use; see [`jobs::create`]).
+    job_creates: std::sync::Arc<std::sync::OnceLock<jobs::CreateQueue>>,
 }
 
 /// The storage error type: a database error, or a constraint/conflict the caller maps.
@@ -116,6 +119,7 @@ impl Db {
                 read: pool.clone(),
                 write: pool,
                 backend: Backend::Postgres,
+                job_creates: Default::default(),
             })
         } else if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
@@ -149,12 +153,23 @@ impl Db {
                 read: Pool::Sqlite(read),
                 write: Pool::Sqlite(write),
                 backend: Backend::Sqlite,
+                job_creates: Default::default(),
             })
         } else {
             anyhow::bail!(
                 "unsupported database URL scheme (expected sqlite:// or postgres://): {}",
                 redact_url(url)
             )
+        }
+    }
+
+    /// The same database without the job creation queue (for the task that drains it).
+    fn without_queues(&self) -> Db {
+        Db {
+            read: self.read.clone(),
+            write: self.write.clone(),
+            backend: self.backend,
+            job_creates: Default::default(),
         }
     }
 

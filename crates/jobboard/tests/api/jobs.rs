@@ -31,6 +31,8 @@ backends!(
     cached_lists_see_every_write,
     a_write_on_another_node_is_seen_at_once,
     a_cached_list_turns_over_when_a_job_expires,
+    concurrent_creates_each_commit_with_their_event,
+    a_failing_create_leaves_the_rest_of_its_batch,
 );
 
 fn job(title: &str) -> Value {
@@ -1430,4 +1432,90 @@ async fn a_cached_list_turns_over_when_a_job_expires(b: Backend) {
     assert_eq!(titles(&after), ["Lasting"]);
     assert_eq!(after.body["meta"]["pagination"]["total_items"], 1);
     assert_ne!(after.header("etag"), before.header("etag"));
+}
+
+async fn concurrent_creates_each_commit_with_their_event(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.worker = false).await;
+    // 40 creations at once (on SQLite they are committed in batches), half of them with
+    // one title, so slugs collide inside a batch.
+    let bodies: Vec<Value> = (0..40)
+        .map(|i| {
+            let title = if i % 2 == 0 {
+                "Same Title".to_string()
+            } else {
+                format!("Role {i}")
+            };
+            json!({"title": title, "description": "<p>x</p>", "company_name": "Acme", "status": "active"})
+        })
+        .collect();
+    let results =
+        crate::members::futures_join_all(bodies.iter().map(|b| t.post("/jobs", b.clone()))).await;
+    let mut ids = std::collections::BTreeSet::new();
+    let mut slugs = std::collections::BTreeSet::new();
+    for r in &results {
+        r.expect(201);
+        ids.insert(r.body["data"]["id"].as_str().unwrap().to_string());
+        slugs.insert(r.body["data"]["slug"].as_str().unwrap().to_string());
+    }
+    assert_eq!((ids.len(), slugs.len()), (40, 40));
+    let listed = t.get("/jobs?per_page=100").await;
+    assert_eq!(listed.body["meta"]["pagination"]["total_items"], 40);
+    let listed_ids: std::collections::BTreeSet<String> = listed.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed_ids, ids);
+    // Exactly one job.created per job, naming it.
+    let ev = events(&t, t.org_id).await;
+    assert_eq!(ev.len(), 40);
+    let evented: std::collections::BTreeSet<String> = ev
+        .iter()
+        .map(|(name, data)| {
+            assert_eq!(name, "job.created");
+            data["job_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(evented, ids);
+}
+
+async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
+    use jobboard::db::jobs::{self as store, JobFields};
+    let t = TestApp::spawn_with(b, |c| c.worker = false).await;
+    let fields = |i: usize, category: Option<uuid::Uuid>| JobFields {
+        title: format!("Job {i}"),
+        description: "x".into(),
+        description_text: "x".into(),
+        company_name: "Acme".into(),
+        category_id: category,
+        status: "active".into(),
+        ..JobFields::default()
+    };
+    // One creation names a category that does not exist (its insert fails on the foreign
+    // key; the API checks this first, the storage layer must still keep it apart).
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let db = t.db().clone();
+        let org = t.org_id;
+        let f = fields(i, (i == 7).then(uuid::Uuid::new_v4));
+        set.spawn(async move { (i, store::create(&db, org, &f).await) });
+    }
+    let mut ok = 0;
+    while let Some(joined) = set.join_next().await {
+        let (i, r) = joined.unwrap();
+        match r {
+            Ok(job) => {
+                assert_ne!(i, 7);
+                assert_eq!(job.title, format!("Job {i}"));
+                ok += 1;
+            }
+            Err(e) => assert_eq!(i, 7, "only the bad creation fails: {e}"),
+        }
+    }
+    assert_eq!(ok, 23);
+    let r = t.get("/jobs?per_page=100").await;
+    assert_eq!(r.body["meta"]["pagination"]["total_items"], 23);
+    assert!(!titles(&r).contains(&"Job 7".to_string()));
+    assert_eq!(events(&t, t.org_id).await.len(), 23);
 }
