@@ -4,6 +4,8 @@
 #   bench/jobs.sh                        # both backends (PostgreSQL when a URL is given)
 #   BENCH_JOBS=100000 bench/jobs.sh      # fewer jobs, for a quick look
 #   BENCH_KEEP=DIR bench/jobs.sh         # seed once into DIR, reuse the seeded databases later
+#   BENCH_BIN=path/to/jobboard bench/jobs.sh   # measure another build (e.g. an older one)
+#   BENCH_ONLY='healthz|page 1' bench/jobs.sh   # only the endpoints whose label matches
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
@@ -28,8 +30,12 @@ BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
 # jobboard_bench_seed_N) after a schema change.
 KEEP="${BENCH_KEEP:-}"
 
-cargo build --release --quiet --bin jobboard
-BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
+if [ -n "${BENCH_BIN:-}" ]; then
+  BIN="$BENCH_BIN"
+else
+  cargo build --release --quiet --bin jobboard
+  BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
+fi
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
 SERVER=""
 cleanup() {
@@ -42,7 +48,10 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# The endpoints measured: label, then the path (POST bodies come from post.lua).
+# The endpoints measured: label, path, and an optional request header (POST bodies come
+# from post.lua). Job lists are served from the list cache while nothing changes; the
+# `Cache-Control: no-cache` rows make every request render afresh (the cost of a first read,
+# or of a read right after a write).
 ENDPOINTS=(
   "healthz|/healthz"
   "GET /jobs page 1|/api/jobs"
@@ -50,19 +59,24 @@ ENDPOINTS=(
   "GET /jobs filtered|/api/jobs?job_types=full-time,contract&is_remote=true&locations=berlin,paris"
   "GET /jobs search (1 word)|/api/jobs?search=pharmac"
   "GET /jobs search (2 words)|/api/jobs?search=rust%20mech"
+  "GET /jobs page 1, uncached|/api/jobs|Cache-Control: no-cache"
+  "GET /jobs page 500, uncached|/api/jobs?page=500|Cache-Control: no-cache"
+  "GET /jobs filtered, uncached|/api/jobs?job_types=full-time,contract&is_remote=true&locations=berlin,paris|Cache-Control: no-cache"
+  "GET /jobs search (1 word), uncached|/api/jobs?search=pharmac|Cache-Control: no-cache"
+  "GET /jobs search (2 words), uncached|/api/jobs?search=rust%20mech|Cache-Control: no-cache"
   "POST /jobs|/api/jobs"
 )
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 measure() {
-  local label="$1" url="$2" key="$3" script="$BENCH_DIR/report.lua"
+  local label="$1" url="$2" key="$3" extra="${4:-X-Bench: 1}" script="$BENCH_DIR/report.lua"
   [ "$label" = "POST /jobs" ] && script="$BENCH_DIR/post.lua"
-  wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -s "$script" "$url" >/dev/null
+  wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -H "$extra" -s "$script" "$url" >/dev/null
   local out="$WORK/runs.txt"
   : >"$out"
   for _ in $(seq 1 "$RUNS"); do
-    wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" -H "x-api-key: $key" -s "$script" --timeout 10s "$url" \
+    wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" -H "x-api-key: $key" -H "$extra" -s "$script" --timeout 10s "$url" \
       | grep '^RESULT' >>"$out"
   done
   local rps p50 p99 bad
@@ -150,8 +164,10 @@ start_and_measure() {
     echo "| Endpoint | Requests/s (median) | p50 ms | p99 ms | non-2xx + errors |"
     echo "|---|---:|---:|---:|---:|"
     for e in "${ENDPOINTS[@]}"; do
-      local label="${e%%|*}" path="${e#*|}"
-      measure "$label" "http://127.0.0.1:$port$path" "$key" |
+      local label path extra
+      IFS='|' read -r label path extra <<<"$e"
+      if [ -n "${BENCH_ONLY:-}" ] && ! grep -Eq "$BENCH_ONLY" <<<"$label"; then continue; fi
+      measure "$label" "http://127.0.0.1:$port$path" "$key" "$extra" |
         awk -F'|' '{printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5}'
     done
   } | tee -a "$WORK/report.md"
