@@ -14,7 +14,10 @@
 use std::{
     collections::{BTreeMap, HashMap},
     hash::Hash,
-    sync::Mutex,
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use axum::body::Bytes;
@@ -72,6 +75,26 @@ pub struct Cache<K> {
     inner: Mutex<Inner<K>>,
     max_entries: usize,
     max_bytes: usize,
+    stats: Stats,
+}
+
+/// Counters of a cache since start.
+#[derive(Default)]
+struct Stats {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    stores: AtomicU64,
+}
+
+/// What a cache holds and has done, for `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    pub entries: usize,
+    pub bytes: usize,
+    pub hits: u64,
+    pub misses: u64,
+    /// Renderings stored.
+    pub stores: u64,
 }
 
 impl<K: Hash + Eq + Clone> Default for Cache<K> {
@@ -91,6 +114,7 @@ impl<K: Hash + Eq + Clone> Cache<K> {
             }),
             max_entries,
             max_bytes,
+            stats: Stats::default(),
         }
     }
 
@@ -103,12 +127,17 @@ impl<K: Hash + Eq + Clone> Cache<K> {
     pub fn get(&self, key: &K, version: i64, now: i64) -> Option<Rendered> {
         let mut inner = self.lock();
         let fresh = match inner.map.get(key) {
-            None => return None,
+            None => {
+                self.stats.misses.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
             Some(e) => e.version == version && now < e.valid_until,
         };
         if fresh {
+            self.stats.hits.fetch_add(1, Ordering::Relaxed);
             inner.map.get(key).map(|e| e.rendered.clone())
         } else {
+            self.stats.misses.fetch_add(1, Ordering::Relaxed);
             inner.remove(key);
             None
         }
@@ -120,6 +149,7 @@ impl<K: Hash + Eq + Clone> Cache<K> {
         if size > self.max_bytes / 8 || self.max_entries == 0 {
             return;
         }
+        self.stats.stores.fetch_add(1, Ordering::Relaxed);
         let mut inner = self.lock();
         inner.remove(&key);
         while inner.map.len() >= self.max_entries || inner.bytes + size > self.max_bytes {
@@ -158,6 +188,80 @@ impl<K: Hash + Eq + Clone> Cache<K> {
     pub fn size(&self) -> (usize, usize) {
         let inner = self.lock();
         (inner.map.len(), inner.bytes)
+    }
+
+    /// Size and counters.
+    pub fn stats(&self) -> CacheStats {
+        let (entries, bytes) = self.size();
+        CacheStats {
+            entries,
+            bytes,
+            hits: self.stats.hits.load(Ordering::Relaxed),
+            misses: self.stats.misses.load(Ordering::Relaxed),
+            stores: self.stats.stores.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// One lock per key being rendered, so that concurrent misses of one key render it once:
+/// the first renders while the others wait, then find the rendering in the cache (no
+/// stampede after a write or an expiry). Locks are dropped once nobody holds or awaits them.
+pub struct RenderLocks<K> {
+    locks: Mutex<HashMap<K, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl<K: Hash + Eq + Clone> Default for RenderLocks<K> {
+    fn default() -> RenderLocks<K> {
+        RenderLocks {
+            locks: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// Held while rendering one key.
+pub struct RenderGuard<'a, K: Hash + Eq + Clone> {
+    locks: &'a RenderLocks<K>,
+    key: K,
+    guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl<K: Hash + Eq + Clone> RenderLocks<K> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<K, std::sync::Arc<tokio::sync::Mutex<()>>>> {
+        self.locks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until no other request renders `key`, and holds it.
+    pub async fn lock(&self, key: &K) -> RenderGuard<'_, K> {
+        let lock = self.map().entry(key.clone()).or_default().clone();
+        let guard = lock.lock_owned().await;
+        RenderGuard {
+            locks: self,
+            key: key.clone(),
+            guard: Some(guard),
+        }
+    }
+
+    /// Keys currently locked or awaited.
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<K: Hash + Eq + Clone> Drop for RenderGuard<'_, K> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        let mut map = self.locks.map();
+        // Only the map still refers to the lock: nobody holds or awaits it.
+        if map
+            .get(&self.key)
+            .is_some_and(|l| std::sync::Arc::strong_count(l) == 1)
+        {
+            map.remove(&self.key);
+        }
     }
 }
 
@@ -211,6 +315,25 @@ mod tests {
         // Bigger than an eighth of the budget: never stored.
         c.put(key("f"), 1, 10, Rendered::new(vec![0; 101]));
         assert!(c.get(&key("f"), 1, 0).is_none());
+    }
+
+    #[tokio::test]
+    async fn render_locks_serialise_one_key_and_clean_up() {
+        let locks = std::sync::Arc::new(RenderLocks::<(i64, String)>::default());
+        let first = locks.lock(&key("a")).await;
+        // Another key is not blocked.
+        drop(locks.lock(&key("b")).await);
+        let waiter = {
+            let locks = locks.clone();
+            tokio::spawn(async move {
+                let _g = locks.lock(&key("a")).await;
+            })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished(), "the second request waits");
+        drop(first);
+        waiter.await.unwrap();
+        assert!(locks.is_empty(), "no lock is kept once nobody needs it");
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct App {
     pub cms_cache: crate::cms::Cache,
     /// Rendered job lists of this node, by organization and normalised query.
     pub jobs_cache: crate::cache::Cache<(i64, String)>,
+    /// Job lists being rendered, so concurrent misses of one list render it once.
+    pub jobs_renders: crate::cache::RenderLocks<(i64, String)>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
@@ -59,6 +61,7 @@ impl App {
             metrics: Metrics::default(),
             cms_cache: crate::cms::Cache::default(),
             jobs_cache: crate::cache::Cache::default(),
+            jobs_renders: crate::cache::RenderLocks::default(),
             scheduler_passes: watch::channel(0).0,
             key_usage: Mutex::new(HashMap::new()),
         })

@@ -289,15 +289,31 @@ async fn list_jobs(
     // The key holds everything the body depends on: the validated filters, the text
     // echoed in meta.filters, and the page.
     let key = (auth.org_id, format!("{lq:?}"));
-    let now = Ts::now();
+    let mut now = Ts::now();
     let cache_control = HeaderValue::from_static("private, no-cache");
-    if !cached::bypass(&headers)
+    let bypass = cached::bypass(&headers);
+    if !bypass
         && let Some(hit) = app
             .jobs_cache
             .get(&key, auth.job_list_version, now.micros())
     {
         return Ok(cached::respond(hit, &headers, cache_control));
     }
+    // One rendering per list at a time: requests missing the same list wait for it and
+    // are then served from the cache.
+    let _rendering = if bypass {
+        None
+    } else {
+        let guard = app.jobs_renders.lock(&key).await;
+        now = Ts::now();
+        if let Some(hit) = app
+            .jobs_cache
+            .get(&key, auth.job_list_version, now.micros())
+        {
+            return Ok(cached::respond(hit, &headers, cache_control));
+        }
+        Some(guard)
+    };
     if !lq.filter.categories.is_empty() {
         let found = categories::existing(&app.db, auth.org_id, &lq.filter.categories).await?;
         if let Some(bad) = lq.filter.categories.iter().find(|c| !found.contains(c)) {

@@ -33,6 +33,7 @@ backends!(
     a_cached_list_turns_over_when_a_job_expires,
     concurrent_creates_each_commit_with_their_event,
     a_failing_create_leaves_the_rest_of_its_batch,
+    concurrent_misses_render_a_list_once,
 );
 
 fn job(title: &str) -> Value {
@@ -1518,4 +1519,51 @@ async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
     assert_eq!(r.body["meta"]["pagination"]["total_items"], 23);
     assert!(!titles(&r).contains(&"Job 7".to_string()));
     assert_eq!(events(&t, t.org_id).await.len(), 23);
+}
+
+/// The value of one `/metrics` series line (e.g. `jobboard_cache_stores_total{cache="jobs"}`).
+async fn metric(t: &TestApp, series: &str) -> f64 {
+    let text = t
+        .client
+        .get(format!("{}/metrics", t.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("{series} not in /metrics"))
+}
+
+async fn concurrent_misses_render_a_list_once(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    for i in 0..30 {
+        create_active(&t, &format!("Role {i}"), json!({})).await;
+    }
+    let stores = r#"jobboard_cache_stores_total{cache="jobs"}"#;
+    let hits = r#"jobboard_cache_hits_total{cache="jobs"}"#;
+    let (stores_before, hits_before) = (metric(&t, stores).await, metric(&t, hits).await);
+    // 24 requests for one list nobody has read yet: one renders, the others wait for it
+    // and are answered from the cache.
+    let results =
+        crate::members::futures_join_all((0..24).map(|_| t.get("/jobs?search=role&per_page=7")))
+            .await;
+    for r in &results {
+        r.expect(200);
+        assert_eq!(r.body, results[0].body);
+        assert_eq!(r.header("etag"), results[0].header("etag"));
+    }
+    assert_eq!(results[0].body["data"].as_array().unwrap().len(), 7);
+    assert_eq!(metric(&t, stores).await - stores_before, 1.0);
+    assert_eq!(metric(&t, hits).await - hits_before, 23.0);
+    assert!(t.app.jobs_renders.is_empty());
+    // After a write the next reads render once more.
+    create_active(&t, "Role 30", json!({})).await;
+    let results =
+        crate::members::futures_join_all((0..8).map(|_| t.get("/jobs?search=role&per_page=7")))
+            .await;
+    assert!(results.iter().all(|r| titles(r)[0] == "Role 30"));
+    assert_eq!(metric(&t, stores).await - stores_before, 2.0);
 }
