@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod cache;
 pub mod cms;
+pub mod coalesce;
 pub mod config;
 pub mod db;
 pub mod error;

@@ -28,6 +28,8 @@ pub struct App {
     pub cms_cache: crate::cms::Cache,
     /// Rendered job lists of this node, by organization and normalised query.
     pub jobs_cache: crate::cache::Cache<(i64, String)>,
+    /// Key lookups by key hash, shared by concurrent requests (see [`crate::coalesce`]).
+    pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
     /// Job lists being rendered, so concurrent misses of one list render it once.
     pub jobs_renders: crate::cache::RenderLocks<(i64, String)>,
     /// Counts the scheduler's completed passes, so callers can await one.
@@ -36,6 +38,9 @@ pub struct App {
 }
 
 pub type AppState = Arc<App>;
+
+/// The outcome of looking up a key by its hash.
+pub type KeyLookup = Result<Option<keys::KeyAuth>, Arc<sqlx::Error>>;
 
 impl App {
     /// Connects to the database and applies migrations.
@@ -62,6 +67,7 @@ impl App {
             cms_cache: crate::cms::Cache::default(),
             jobs_cache: crate::cache::Cache::default(),
             jobs_renders: crate::cache::RenderLocks::default(),
+            key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
             key_usage: Mutex::new(HashMap::new()),
         })

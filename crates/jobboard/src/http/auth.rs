@@ -1,6 +1,6 @@
 //! Authentication and rate limiting of keyed routes.
 
-use std::net::SocketAddr;
+use std::{net::SocketAddr, sync::Arc};
 
 use axum::{
     extract::{ConnectInfo, Request, State},
@@ -31,9 +31,20 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
         return ApiError::missing_api_key().into_response();
     }
     let found = if looks_like_key(key) {
-        match keys::authenticate(&app.db, &hash_key(key)).await {
-            Ok(found) => found,
-            Err(e) => return ApiError::from(e).into_response(),
+        // Concurrent requests with one key share a lookup that starts after they arrived
+        // (see `coalesce`), so a revocation is still seen by every later request.
+        let db = app.db.clone();
+        let lookup = app
+            .key_lookups
+            .get(hash_key(key), move |hash| {
+                let db = db.clone();
+                async move { keys::authenticate(&db, &hash).await.map_err(Arc::new) }
+            })
+            .await;
+        match lookup {
+            Some(Ok(found)) => found,
+            Some(Err(e)) => return ApiError::internal(&e).into_response(),
+            None => return ApiError::internal(&"key lookup failed").into_response(),
         }
     } else {
         None
