@@ -169,6 +169,11 @@ start_and_measure() {
       if [ -n "${BENCH_ONLY:-}" ] && ! grep -Eq "$BENCH_ONLY" <<<"$label"; then continue; fi
       measure "$label" "http://127.0.0.1:$port$path" "$key" "$extra" |
         awk -F'|' '{printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5}'
+      if ! kill -0 "$SERVER" 2>/dev/null; then
+        echo "the server stopped during '$label'; its log:" >&2
+        tail -n 30 "$WORK/server.log" >&2
+        exit 1
+      fi
     done
   } | tee -a "$WORK/report.md"
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
