@@ -11,6 +11,7 @@ pub mod cms;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod hll;
 pub mod http;
 pub mod metrics;
 pub mod ratelimit;
