@@ -191,7 +191,13 @@ impl Db {
 
     /// Applies pending migrations of this backend.
     pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
-        migrate::run(self).await
+        let applied = migrate::run(self).await?;
+        if applied.iter().any(|m| m == migrate::ANALYTICS_SKETCHES) {
+            // Sketches of the days recorded before version 7 (reads are correct without
+            // them, only slower).
+            analytics::rebuild_sketches(self).await?;
+        }
+        Ok(applied)
     }
 
     /// True when the database answers and every migration is applied.
