@@ -116,7 +116,7 @@ pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
              RETURNING job_id, day, visitors, sketch",
         );
         let rows: Vec<(Uuid, String, i64, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(&mut **t).await?;
-        let mut sketches: Vec<(Key, Vec<u8>)> = Vec::new();
+        let mut sketches: Vec<(Key, Vec<u8>, i64)> = Vec::new();
         for (job, day, total, stored) in rows {
             let key = (job, day);
             let Some(added) = new_visitors.get(&key) else { continue };
@@ -138,7 +138,7 @@ pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
             for v in added {
                 sketch.insert(v);
             }
-            sketches.push((key, sketch.to_bytes()));
+            sketches.push((key, sketch.to_bytes(), total));
         }
         sketches.sort_by(|a, b| a.0.cmp(&b.0));
         if !sketches.is_empty() {
@@ -148,11 +148,13 @@ pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
     tx.commit().await
 }
 
-/// Sets the sketches of existing daily rows (only where none is set yet, with `only_missing`).
+/// Sets the sketches of existing daily rows, each given with the row's distinct visitors it
+/// was built from. With `only_missing`, only where no sketch is set yet and the row still
+/// has that many visitors (none was added by an ingestion meanwhile).
 async fn write_sketches<'c, E, DB>(
     ex: E,
     org_id: i64,
-    sketches: &[(Key, Vec<u8>)],
+    sketches: &[(Key, Vec<u8>, i64)],
     only_missing: bool,
 ) -> DbResult<()>
 where
@@ -164,17 +166,21 @@ where
     for<'q> Vec<u8>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
 {
-    let mut qb =
-        sqlx::QueryBuilder::<DB>::new("INSERT INTO analytics_daily (org_id, job_id, day, sketch) ");
-    qb.push_values(sketches.iter(), |mut row, ((job, day), bytes)| {
+    let mut qb = sqlx::QueryBuilder::<DB>::new(
+        "INSERT INTO analytics_daily (org_id, job_id, day, sketch, visitors) ",
+    );
+    qb.push_values(sketches.iter(), |mut row, ((job, day), bytes, visitors)| {
         row.push_bind(org_id)
             .push_bind(*job)
             .push_bind(day.clone())
-            .push_bind(bytes.clone());
+            .push_bind(bytes.clone())
+            .push_bind(*visitors);
     });
     qb.push(" ON CONFLICT (org_id, job_id, day) DO UPDATE SET sketch = excluded.sketch");
     if only_missing {
-        qb.push(" WHERE analytics_daily.sketch IS NULL");
+        qb.push(
+            " WHERE analytics_daily.sketch IS NULL AND analytics_daily.visitors = excluded.visitors",
+        );
     }
     qb.build().execute(ex).await?;
     Ok(())
@@ -182,7 +188,8 @@ where
 
 /// Builds the missing sketches of daily rows written before sketches existed (schema
 /// version 7), from their visitor rows, in batches of rows in key order; returns how many
-/// were built. Rows given a sketch meanwhile by ingestion are left as they are.
+/// were built. A row that gains visitors meanwhile is left without one (reads then count
+/// its visitor rows), so no sketch misses a visitor.
 pub async fn rebuild_sketches(db: &Db) -> DbResult<u64> {
     const BATCH: i64 = 1000;
     type Row = (i64, Uuid, String);
@@ -217,22 +224,24 @@ pub async fn rebuild_sketches(db: &Db) -> DbResult<u64> {
             .fetch_all(p).await?
         });
         let wanted: HashSet<&Row> = keys.iter().collect();
-        let mut sketches: BTreeMap<Row, Sketch> = BTreeMap::new();
+        let mut sketches: BTreeMap<Row, (Sketch, i64)> = BTreeMap::new();
         for (org, job, day, v) in rows {
             let key = (org, job, day);
             if !wanted.contains(&key) {
                 continue;
             }
+            let entry = sketches.entry(key).or_default();
+            entry.1 += 1;
             if let Ok(v) = <[u8; 16]>::try_from(v.as_slice()) {
-                sketches.entry(key).or_default().insert(&v);
+                entry.0.insert(&v);
             }
         }
-        let mut by_org: BTreeMap<i64, Vec<(Key, Vec<u8>)>> = BTreeMap::new();
-        for ((org, job, day), sketch) in &sketches {
+        let mut by_org: BTreeMap<i64, Vec<(Key, Vec<u8>, i64)>> = BTreeMap::new();
+        for ((org, job, day), (sketch, n)) in &sketches {
             by_org
                 .entry(*org)
                 .or_default()
-                .push(((*job, day.clone()), sketch.to_bytes()));
+                .push(((*job, day.clone()), sketch.to_bytes(), *n));
         }
         let mut tx = db.begin().await?;
         dispatch_tx!(&mut tx, t => {
