@@ -20,9 +20,14 @@ use super::{Backend, Db, DbResult, Ts};
 use crate::{dispatch, dispatch_tx, hll::Sketch};
 
 /// Above this many (day, visitor) rows in a range, distinct visitors are estimated from
-/// the daily sketches instead of counted from the rows. Counting this many rows exactly
-/// costs about as much as merging a year of daily sketches.
+/// the daily sketches instead of counted from the rows (if [`SKETCH_WORTHWHILE`] holds).
+/// Counting this many rows exactly costs about as much as merging a year of daily sketches.
 pub const EXACT_VISITOR_ROWS: i64 = 20_000;
+
+/// Sketches are merged only where the daily rows hold at least this many visitors on
+/// average: with fewer, reading and decoding one sketch per day costs more than counting
+/// the few visitor rows it stands for.
+pub const SKETCH_WORTHWHILE: i64 = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -192,24 +197,36 @@ where
 /// its visitor rows), so no sketch misses a visitor.
 pub async fn rebuild_sketches(db: &Db) -> DbResult<u64> {
     const BATCH: i64 = 1000;
+    /// Visitor rows held in memory at once (at least one daily row's).
+    const BATCH_VISITORS: i64 = 100_000;
     type Row = (i64, Uuid, String);
     let mut after: Option<Row> = None;
     let mut built = 0u64;
     loop {
-        let keys: Vec<Row> = dispatch!(db.writer(), p => {
+        let keys: Vec<(i64, Uuid, String, i64)> = dispatch!(db.writer(), p => {
             match &after {
                 None => sqlx::query_as(
-                    "SELECT org_id, job_id, day FROM analytics_daily WHERE sketch IS NULL AND visitors > 0 ORDER BY org_id, job_id, day LIMIT $1",
+                    "SELECT org_id, job_id, day, visitors FROM analytics_daily WHERE sketch IS NULL AND visitors > 0 ORDER BY org_id, job_id, day LIMIT $1",
                 )
                 .bind(BATCH)
                 .fetch_all(p).await?,
                 Some((o, j, d)) => sqlx::query_as(
-                    "SELECT org_id, job_id, day FROM analytics_daily WHERE (org_id, job_id, day) > ($1, $2, $3) AND sketch IS NULL AND visitors > 0 ORDER BY org_id, job_id, day LIMIT $4",
+                    "SELECT org_id, job_id, day, visitors FROM analytics_daily WHERE (org_id, job_id, day) > ($1, $2, $3) AND sketch IS NULL AND visitors > 0 ORDER BY org_id, job_id, day LIMIT $4",
                 )
                 .bind(*o).bind(*j).bind(d.clone()).bind(BATCH)
                 .fetch_all(p).await?,
             }
         });
+        let mut held = 0;
+        let keys: Vec<Row> = keys
+            .into_iter()
+            .take_while(|k| {
+                let first = held == 0;
+                held += k.3;
+                first || held <= BATCH_VISITORS
+            })
+            .map(|(o, j, d, _)| (o, j, d))
+            .collect();
         let (Some(first), Some(last)) = (keys.first().cloned(), keys.last().cloned()) else {
             return Ok(built);
         };
@@ -310,11 +327,19 @@ pub struct JobFigures {
 }
 
 /// Sum and largest of the daily distinct visitors of one job (or the site) over a range:
-/// the number of (day, visitor) rows, and a lower bound of the distinct visitors.
+/// the number of (day, visitor) rows, and a lower bound of the distinct visitors; and the
+/// number of daily rows.
 #[derive(Debug, Default, Clone, Copy)]
 struct DailyVisitors {
     rows: i64,
     max: i64,
+    days: i64,
+}
+
+/// True when distinct visitors over `rows` (day, visitor) rows in `days` daily rows are
+/// estimated rather than counted.
+fn estimate(rows: i64, days: i64) -> bool {
+    rows > EXACT_VISITOR_ROWS && rows >= SKETCH_WORTHWHILE * days
 }
 
 impl DailyVisitors {
@@ -342,21 +367,22 @@ pub async fn job_figures(
     let mut daily: HashMap<Uuid, DailyVisitors> = HashMap::new();
     dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new(
-            "SELECT job_id, CAST(SUM(job_views) AS BIGINT), CAST(SUM(apply_clicks) AS BIGINT), CAST(SUM(visitors) AS BIGINT), MAX(visitors) FROM analytics_daily WHERE org_id = ",
+            "SELECT job_id, CAST(SUM(job_views) AS BIGINT), CAST(SUM(apply_clicks) AS BIGINT), CAST(SUM(visitors) AS BIGINT), MAX(visitors), COUNT(*) FROM analytics_daily WHERE org_id = ",
         );
         qb.push_bind(org_id).push(" AND day >= ").push_bind(from.to_string()).push(" AND day <= ").push_bind(to.to_string());
         qb.push(" AND job_id");
         super::push_in_list(&mut qb, jobs);
         qb.push(" GROUP BY job_id");
-        let rows: Vec<(Uuid, i64, i64, i64, i64)> = qb.build_query_as().fetch_all(p).await?;
-        for (job, views, clicks, rows, max) in rows {
+        let rows: Vec<(Uuid, i64, i64, i64, i64, i64)> = qb.build_query_as().fetch_all(p).await?;
+        for (job, views, clicks, rows, max, days) in rows {
             out.views.insert(job, views);
             out.apply_clicks.insert(job, clicks);
-            daily.insert(job, DailyVisitors { rows, max });
+            daily.insert(job, DailyVisitors { rows, max, days });
         }
     });
     let rows: i64 = daily.values().map(|d| d.rows).sum();
-    if rows <= EXACT_VISITOR_ROWS {
+    let days: i64 = daily.values().map(|d| d.days).sum();
+    if !estimate(rows, days) {
         if rows > 0 {
             out.visitors = exact_visitors(db, org_id, jobs, from, to).await?;
         }
@@ -474,8 +500,9 @@ pub async fn site_figures(
         d.visitors = visitors;
         daily.rows += visitors;
         daily.max = daily.max.max(visitors);
+        daily.days += 1;
     }
-    let visitors = if daily.rows <= EXACT_VISITOR_ROWS {
+    let visitors = if !estimate(daily.rows, daily.days) {
         let count = if daily.rows == 0 {
             0
         } else {

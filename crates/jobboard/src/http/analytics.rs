@@ -409,9 +409,9 @@ pub struct JobAnalyticsMeta {
     pub total_jobs: i64,
     /// (extension) Present, and `false`, only when the `visitors` figures are estimates:
     /// when the jobs asked for had more than 20,000 distinct visitors per day added up over
-    /// the period, distinct visitors are estimated from daily HyperLogLog sketches
-    /// (standard error 0.81%; never below the busiest day's count nor above the daily
-    /// counts added up). Absent means exact.
+    /// the period (and at least 8 per job and day on average), distinct visitors are
+    /// estimated from daily HyperLogLog sketches (standard error 0.81%; never below the
+    /// busiest day's count nor above the daily counts added up). Absent means exact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub visitors_exact: Option<bool>,
 }
@@ -537,10 +537,11 @@ pub struct SiteAnalyticsMeta {
     #[schema(format = Date)]
     pub to: String,
     /// (extension) Present, and `false`, only when `data.visitors` is an estimate: when
-    /// the daily distinct visitors of the window add up to more than 20,000, distinct
-    /// visitors are estimated from daily HyperLogLog sketches (standard error 0.81%; never
-    /// below the busiest day's count nor above the daily counts added up). Absent means
-    /// exact. The daily figures of `timeseries` are always exact.
+    /// the daily distinct visitors of the window add up to more than 20,000 (and average
+    /// at least 8 a day), distinct visitors are estimated from daily HyperLogLog sketches
+    /// (standard error 0.81%; never below the busiest day's count nor above the daily
+    /// counts added up). Absent means exact. The daily figures of `timeseries` are always
+    /// exact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub visitors_exact: Option<bool>,
 }

@@ -3,7 +3,10 @@
 //! sketches existed.
 
 use chrono::{Duration, Utc};
-use jobboard::{db::analytics::EXACT_VISITOR_ROWS, hll::STANDARD_ERROR};
+use jobboard::{
+    db::analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE},
+    hll::STANDARD_ERROR,
+};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -11,6 +14,7 @@ use crate::{backends, common::*};
 
 backends!(
     distinct_visitors_are_estimated_beyond_the_exact_bound,
+    few_visitors_a_day_are_counted_exactly_beyond_the_bound,
     upgrading_keeps_the_figures_and_builds_the_sketches,
 );
 
@@ -125,6 +129,48 @@ async fn distinct_visitors_are_estimated_beyond_the_exact_bound(b: Backend) {
         r.body["data"]["visitors"],
         json!({busy.to_string(): distinct_over(7), quiet.to_string(): 3})
     );
+}
+
+async fn few_visitors_a_day_are_counted_exactly_beyond_the_bound(b: Backend) {
+    // 100 jobs, each seen by one visitor a day out of 7 of its own: more visitor rows than
+    // the bound, but one per job and day, where a sketch per day would save nothing.
+    let t = TestApp::spawn(b).await;
+    let mut jobs = Vec::new();
+    for i in 0..100 {
+        jobs.push(t.insert_job(t.org_id, &format!("Job {i}")).await);
+    }
+    let days = EXACT_VISITOR_ROWS / 100 + 1;
+    const { assert!(SKETCH_WORTHWHILE > 1) };
+    let events: Vec<Value> = (0..days)
+        .flat_map(|d| {
+            let at = format!("{}T12:00:00Z", day(d));
+            jobs.iter().enumerate().map(move |(k, j)| {
+                json!({"type": "job_view", "job_id": j, "visitor_id": format!("j{k}-{}", d % 7), "occurred_at": at})
+            })
+        })
+        .collect();
+    for chunk in events.chunks(1000) {
+        t.post("/analytics/events", json!({ "events": chunk }))
+            .await
+            .expect(200);
+    }
+    let ids: Vec<String> = jobs.iter().map(|j| j.to_string()).collect();
+    let r = t
+        .get(&format!(
+            "/analytics/jobs?jobIds={}&period=12mo",
+            ids.join(",")
+        ))
+        .await;
+    r.expect(200);
+    assert_eq!(r.body["meta"], json!({"period": "12mo", "total_jobs": 100}));
+    for id in &ids {
+        assert_eq!(r.body["data"]["visitors"][id], 7);
+        assert_eq!(r.body["data"]["views"][id], days);
+    }
+    // The site sees 100 visitors a day: there the sketches are used.
+    let r = t.get("/analytics?period=12mo").await;
+    assert_eq!(r.body["meta"]["visitors_exact"], false);
+    assert_estimate(&r.body["data"]["visitors"], 700);
 }
 
 async fn site_and_job_figures(t: &TestApp, job: Uuid) -> (Value, Value, Value) {
