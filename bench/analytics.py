@@ -92,8 +92,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "jobboard"))
     args = ap.parse_args()
 
-    work = tempfile.mkdtemp(prefix="jobboard-bench-")
-    db = args.database or f"sqlite://{work}/bench.db"
+    db = args.database or f"sqlite://{tempfile.mkdtemp(prefix='jobboard-bench-')}/bench.db"
     env = dict(os.environ, RUST_LOG="warn")
     run = lambda *a: subprocess.run([args.bin, "--database", db, *a], check=True, capture_output=True, text=True, env=env).stdout.strip().splitlines()[-1]
     if args.key:
