@@ -191,6 +191,24 @@ where
     Ok(())
 }
 
+/// Builds the sketches left to build by migration 7 (see [`rebuild_sketches`]), if any,
+/// and records that it is done.
+pub async fn finish_upgrade(db: &Db) -> DbResult<()> {
+    const TASK: &str = "analytics_sketches";
+    let pending: Option<String> = dispatch!(db.writer(), p => {
+        sqlx::query_scalar("SELECT name FROM maintenance_tasks WHERE name = $1").bind(TASK).fetch_optional(p).await?
+    });
+    if pending.is_none() {
+        return Ok(());
+    }
+    let built = rebuild_sketches(db).await?;
+    tracing::info!(built, "analytics sketches of earlier days built");
+    dispatch!(db.writer(), p => {
+        sqlx::query("DELETE FROM maintenance_tasks WHERE name = $1").bind(TASK).execute(p).await?;
+    });
+    Ok(())
+}
+
 /// Builds the missing sketches of daily rows written before sketches existed (schema
 /// version 7), from their visitor rows, in batches of rows in key order; returns how many
 /// were built. A row that gains visitors meanwhile is left without one (reads then count
@@ -227,19 +245,29 @@ pub async fn rebuild_sketches(db: &Db) -> DbResult<u64> {
             })
             .map(|(o, j, d, _)| (o, j, d))
             .collect();
-        let (Some(first), Some(last)) = (keys.first().cloned(), keys.last().cloned()) else {
+        let Some(last) = keys.last().cloned() else {
             return Ok(built);
         };
-        // The visitor rows from the first key to the last, in one range read.
-        let rows: Vec<(i64, Uuid, String, Vec<u8>)> = dispatch!(db.writer(), p => {
-            sqlx::query_as(
-                "SELECT org_id, job_id, day, visitor FROM analytics_visitors
-                 WHERE (org_id, job_id, day) >= ($1, $2, $3) AND (org_id, job_id, day) <= ($4, $5, $6)",
-            )
-            .bind(first.0).bind(first.1).bind(first.2.clone())
-            .bind(last.0).bind(last.1).bind(last.2.clone())
-            .fetch_all(p).await?
-        });
+        // The visitor rows of each (organization, job) of the batch over its days: an
+        // equality and a range on the key, which every planner reads from the index.
+        let mut spans: BTreeMap<(i64, Uuid), (String, String)> = BTreeMap::new();
+        for (org, job, day) in &keys {
+            let span = spans
+                .entry((*org, *job))
+                .or_insert_with(|| (day.clone(), day.clone()));
+            span.1 = day.clone();
+        }
+        let mut rows: Vec<(i64, Uuid, String, Vec<u8>)> = Vec::new();
+        for ((org, job), (from, to)) in &spans {
+            let part: Vec<(String, Vec<u8>)> = dispatch!(db.writer(), p => {
+                sqlx::query_as(
+                    "SELECT day, visitor FROM analytics_visitors WHERE org_id = $1 AND job_id = $2 AND day >= $3 AND day <= $4",
+                )
+                .bind(*org).bind(*job).bind(from.clone()).bind(to.clone())
+                .fetch_all(p).await?
+            });
+            rows.extend(part.into_iter().map(|(day, v)| (*org, *job, day, v)));
+        }
         let wanted: HashSet<&Row> = keys.iter().collect();
         let mut sketches: BTreeMap<Row, (Sketch, i64)> = BTreeMap::new();
         for (org, job, day, v) in rows {

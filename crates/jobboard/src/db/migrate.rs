@@ -34,9 +34,6 @@ const MIGRATIONS: &[Migration] = &[
     migration!(7, "0007_analytics_sketches"),
 ];
 
-/// The migration after which the analytics sketches of older days are built.
-pub(super) const ANALYTICS_SKETCHES: &str = "0007_analytics_sketches";
-
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
     version BIGINT PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)";
 

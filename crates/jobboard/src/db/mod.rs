@@ -192,11 +192,9 @@ impl Db {
     /// Applies pending migrations of this backend.
     pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
         let applied = migrate::run(self).await?;
-        if applied.iter().any(|m| m == migrate::ANALYTICS_SKETCHES) {
-            // Sketches of the days recorded before version 7 (reads are correct without
-            // them, only slower).
-            analytics::rebuild_sketches(self).await?;
-        }
+        // Sketches of the days recorded before version 7 (reads are correct without them,
+        // only slower); resumed here if an earlier start was interrupted.
+        analytics::finish_upgrade(self).await?;
         Ok(applied)
     }
 
