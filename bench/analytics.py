@@ -7,9 +7,13 @@ job per day for --days days through POST /api/analytics/events (1,000 events per
 --clients concurrent clients) and times it, then times GET /api/analytics?period=12mo and
 GET /api/analytics/jobs?jobIds=<100 ids>&period=12mo sequentially.
 
+With --key KEY and the --database of an earlier run, it only times the reads over the data
+already there (for the first 100 jobs listed), e.g. to compare two builds on the same data.
+
 Only 127.0.0.1 is contacted. Standard library only.
 
     cargo build --release && python3 bench/analytics.py [--database URL] [--jobs N] [--days N]
+    python3 bench/analytics.py --database URL --key KEY [--reads N]     # reads only
 """
 
 import argparse
@@ -58,6 +62,25 @@ def percentile(values, p):
     return values[k]
 
 
+def read(port, key, job_ids, reads):
+    c = Client(port, key)
+    ids = ",".join(job_ids[:100])
+    for name, path in [("GET /api/analytics?period=12mo", "/api/analytics?period=12mo"),
+                       ("GET /api/analytics?period=30d", "/api/analytics?period=30d"),
+                       ("GET /api/analytics/jobs (100 ids, 12mo)", f"/api/analytics/jobs?jobIds={ids}&period=12mo"),
+                       ("GET /api/analytics/jobs (100 ids, 30d)", f"/api/analytics/jobs?jobIds={ids}&period=30d")]:
+        times = []
+        for _ in range(reads):
+            t = time.perf_counter()
+            body = c.call("GET", path)
+            times.append(time.perf_counter() - t)
+        visitors = body["data"]["visitors"]
+        if isinstance(visitors, dict):
+            visitors = sum(visitors.values())
+        print(f"{name}: p50 {statistics.median(times) * 1e3:.1f} ms, p99 {percentile(times, 99) * 1e3:.1f} ms "
+              f"({reads} sequential requests; visitors {visitors}, exact {body['meta'].get('visitors_exact', True)})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--database", default="")
@@ -65,15 +88,18 @@ def main():
     ap.add_argument("--days", type=int, default=365)
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--reads", type=int, default=200)
+    ap.add_argument("--key", default="", help="reads only, over the data of --database")
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "jobboard"))
     args = ap.parse_args()
 
-    work = tempfile.mkdtemp(prefix="jobboard-bench-")
-    db = args.database or f"sqlite://{work}/bench.db"
+    db = args.database or f"sqlite://{tempfile.mkdtemp(prefix='jobboard-bench-')}/bench.db"
     env = dict(os.environ, RUST_LOG="warn")
     run = lambda *a: subprocess.run([args.bin, "--database", db, *a], check=True, capture_output=True, text=True, env=env).stdout.strip().splitlines()[-1]
-    org = run("orgs", "create", "--name", "bench")
-    key = run("keys", "create", "--org", org, "--read-limit", "100000", "--write-limit", "100000")
+    if args.key:
+        key = args.key
+    else:
+        org = run("orgs", "create", "--name", "bench")
+        key = run("keys", "create", "--org", org, "--read-limit", "100000", "--write-limit", "100000")
     port = free_port()
     server = subprocess.Popen([args.bin, "--database", db, "serve", "--listen", f"127.0.0.1:{port}", "--no-worker"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -96,6 +122,10 @@ def main():
                 "title": f"Engineer {i}", "description": "<p>Build things.</p>", "company_name": f"Company {i % 500}",
                 "status": "active"})["data"]["id"]
 
+        if args.key:
+            job_ids = [j["id"] for j in client().call("GET", "/api/jobs?per_page=100&status=all")["data"]]
+            read(port, key, job_ids, args.reads)
+            return
         t0 = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
             job_ids = list(pool.map(create_job, range(args.jobs)))
@@ -124,19 +154,7 @@ def main():
         print(f"ingest: {events} events in {len(batches)} requests, {elapsed:.1f} s: {events / elapsed:,.0f} events/s; "
               f"request p50 {statistics.median(lat) * 1e3:.1f} ms, p99 {percentile(lat, 99) * 1e3:.1f} ms")
 
-        c = Client(port, key)
-        ids = ",".join(job_ids[:100])
-        for name, path in [("GET /api/analytics?period=12mo", "/api/analytics?period=12mo"),
-                           ("GET /api/analytics?period=30d", "/api/analytics?period=30d"),
-                           ("GET /api/analytics/jobs (100 ids, 12mo)", f"/api/analytics/jobs?jobIds={ids}&period=12mo"),
-                           ("GET /api/analytics/jobs (100 ids, 30d)", f"/api/analytics/jobs?jobIds={ids}&period=30d")]:
-            times = []
-            for _ in range(args.reads):
-                t = time.perf_counter()
-                c.call("GET", path)
-                times.append(time.perf_counter() - t)
-            print(f"{name}: p50 {statistics.median(times) * 1e3:.1f} ms, p99 {percentile(times, 99) * 1e3:.1f} ms "
-                  f"({args.reads} sequential requests)")
+        read(port, key, job_ids, args.reads)
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -13,6 +13,7 @@ pub mod coalesce;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod hll;
 pub mod http;
 pub mod metrics;
 pub mod ratelimit;

@@ -31,6 +31,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(4, "0004_cms"),
     migration!(5, "0005_webhooks"),
     migration!(6, "0006_applications_analytics"),
+    migration!(7, "0007_analytics_sketches"),
     migration!(8, "0008_job_list_versions"),
 ];
 

@@ -206,7 +206,11 @@ impl Db {
 
     /// Applies pending migrations of this backend.
     pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
-        migrate::run(self).await
+        let applied = migrate::run(self).await?;
+        // Sketches of the days recorded before version 7 (reads are correct without them,
+        // only slower); resumed here if an earlier start was interrupted.
+        analytics::finish_upgrade(self).await?;
+        Ok(applied)
     }
 
     /// True when the database answers and every migration is applied.

@@ -407,6 +407,13 @@ pub struct JobAnalyticsData {
 pub struct JobAnalyticsMeta {
     pub period: String,
     pub total_jobs: i64,
+    /// (extension) Present, and `false`, only when the `visitors` figures are estimates:
+    /// when the jobs asked for had more than 20,000 distinct visitors per day added up over
+    /// the period (and at least 8 per job and day on average), distinct visitors are
+    /// estimated from daily HyperLogLog sketches (standard error 0.81%; never below the
+    /// busiest day's count nor above the daily counts added up). Absent means exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visitors_exact: Option<bool>,
 }
 
 /// Visitors, views, apply clicks and applications of specific jobs over a period.
@@ -472,6 +479,10 @@ async fn job_analytics(
                 .collect(),
         )
     };
+    let mut meta = json!({ "period": w.period, "total_jobs": ids.len() });
+    if !figures.visitors_exact {
+        meta["visitors_exact"] = json!(false);
+    }
     Ok(Json(json!({
         "data": {
             "visitors": per(&figures.visitors),
@@ -479,7 +490,7 @@ async fn job_analytics(
             "apply_clicks": per(&figures.apply_clicks),
             "applications": per(&apps),
         },
-        "meta": { "period": w.period, "total_jobs": ids.len() },
+        "meta": meta,
     })))
 }
 
@@ -491,7 +502,8 @@ pub struct SiteAnalyticsOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct SiteAnalyticsData {
-    /// Distinct visitors over the whole window.
+    /// Distinct visitors over the whole window; an estimate when `meta.visitors_exact`
+    /// is `false`.
     pub visitors: i64,
     pub pageviews: i64,
     pub job_views: i64,
@@ -524,6 +536,14 @@ pub struct SiteAnalyticsMeta {
     pub from: String,
     #[schema(format = Date)]
     pub to: String,
+    /// (extension) Present, and `false`, only when `data.visitors` is an estimate: when
+    /// the daily distinct visitors of the window add up to more than 20,000 (and average
+    /// at least 8 a day), distinct visitors are estimated from daily HyperLogLog sketches
+    /// (standard error 0.81%; never below the busiest day's count nor above the daily
+    /// counts added up). Absent means exact. The daily figures of `timeseries` are always
+    /// exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visitors_exact: Option<bool>,
 }
 
 /// Site-wide figures over a period (or from/to dates), with a daily time series.
@@ -569,9 +589,13 @@ async fn site_analytics(
         let Some(next) = d.succ_opt() else { break };
         d = next;
     }
+    let mut meta = json!({ "period": w.period, "from": from, "to": to });
+    if !visitors.exact {
+        meta["visitors_exact"] = json!(false);
+    }
     Ok(Json(json!({
         "data": {
-            "visitors": visitors,
+            "visitors": visitors.count,
             "pageviews": pv,
             "job_views": jv,
             "apply_clicks": ac,
@@ -580,6 +604,6 @@ async fn site_analytics(
             "members_joined": members_joined,
             "timeseries": series,
         },
-        "meta": { "period": w.period, "from": from, "to": to },
+        "meta": meta,
     })))
 }

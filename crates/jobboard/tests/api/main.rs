@@ -3,6 +3,7 @@
 mod common;
 
 mod analytics;
+mod analytics_visitors;
 mod applications;
 mod cms;
 mod event_delivery;
