@@ -296,6 +296,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => {
             let db = Db::connect(&config.database, 2).await?;
             let applied = db.migrate().await?;
+            // The data work of the upgrade too, to the end (serve would do it in the
+            // background).
+            db.finish_upgrades().await?;
             if applied.is_empty() {
                 println!("Database is up to date.");
             }

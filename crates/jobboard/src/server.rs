@@ -34,6 +34,8 @@ pub struct App {
     pub jobs_renders: crate::cache::RenderLocks<(i64, String)>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
+    /// True once the background upgrade work (see [`Db::finish_upgrades`]) is complete.
+    pub upgrades_done: watch::Sender<bool>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
 }
 
@@ -69,6 +71,7 @@ impl App {
             jobs_renders: crate::cache::RenderLocks::default(),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
+            upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
         })
     }
@@ -197,6 +200,27 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
         },
     )));
     if app.config.scheduler {
+        // The data work of an upgrade, while the API already serves (reads are correct
+        // meanwhile); stopped by shutdown and resumed at the next start.
+        tasks.push(tokio::spawn({
+            let app = app.clone();
+            let mut stop = stop.clone();
+            async move {
+                let work = async {
+                    match app.db.finish_upgrades().await {
+                        Ok(()) => app.upgrades_done.send_replace(true),
+                        Err(e) => {
+                            tracing::warn!(error = ?e, "upgrade work failed; resumed at the next start");
+                            false
+                        }
+                    };
+                };
+                tokio::select! {
+                    () = work => {}
+                    _ = stop.wait_for(|s| *s) => {}
+                }
+            }
+        }));
         tasks.push(tokio::spawn(crate::scheduler::run(
             app.clone(),
             stop.clone(),

@@ -16,6 +16,7 @@ backends!(
     distinct_visitors_are_estimated_beyond_the_exact_bound,
     few_visitors_a_day_are_counted_exactly_beyond_the_bound,
     upgrading_keeps_the_figures_and_builds_the_sketches,
+    serve_builds_missing_sketches_in_the_background,
 );
 
 fn day(days_ago: i64) -> String {
@@ -229,4 +230,53 @@ async fn upgrading_keeps_the_figures_and_builds_the_sketches(b: Backend) {
         .unwrap();
     assert_eq!(built, 2 * seeded_days() as u64);
     assert_eq!(site_and_job_figures(&t, job).await, after);
+}
+
+async fn serve_builds_missing_sketches_in_the_background(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    let job = t.insert_job(t.org_id, "Background").await;
+    for d in 0..3 {
+        let at = format!("{}T08:00:00Z", day(d));
+        let events: Vec<Value> = (0..50)
+            .map(|i| json!({"type": "job_view", "job_id": job, "visitor_id": format!("b{}", d * 20 + i), "occurred_at": at}))
+            .collect();
+        t.post("/analytics/events", json!({ "events": events }))
+            .await
+            .expect(200);
+    }
+    let before = site_and_job_figures(&t, job).await;
+    let db = t.db().clone();
+    let count = |sql: &'static str| {
+        let db = db.clone();
+        async move {
+            let n: i64 = jobboard::dispatch!(db.reader(), p => {
+                sqlx::query_scalar(sql).fetch_one(p).await.unwrap()
+            });
+            n
+        }
+    };
+    let missing = "SELECT COUNT(*) FROM analytics_daily WHERE sketch IS NULL AND visitors > 0";
+    // As an upgrade from version 6 leaves the database: no sketches, the work recorded.
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query("UPDATE analytics_daily SET sketch = NULL").execute(p).await.unwrap();
+        sqlx::query("INSERT INTO maintenance_tasks (name) VALUES ('analytics_sketches') ON CONFLICT DO NOTHING")
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    assert!(count(missing).await > 0);
+    // A node starting now serves at once and builds them in the background.
+    let mut config = jobboard::config::Config::with_database(&t.database_url);
+    config.worker = false;
+    let node = jobboard::server::App::start(config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let _running = jobboard::server::spawn(node.clone(), listener).unwrap();
+    let mut done = node.upgrades_done.subscribe();
+    tokio::time::timeout(std::time::Duration::from_secs(60), done.wait_for(|d| *d))
+        .await
+        .expect("the background upgrade work finishes")
+        .unwrap();
+    assert_eq!(count(missing).await, 0);
+    assert_eq!(count("SELECT COUNT(*) FROM maintenance_tasks").await, 0);
+    assert_eq!(site_and_job_figures(&t, job).await, before);
 }
