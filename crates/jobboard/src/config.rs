@@ -25,6 +25,7 @@ pub struct Layer {
     pub default_read_limit: Option<u32>,
     pub default_write_limit: Option<u32>,
     pub auth_failure_limit: Option<u32>,
+    pub trusted_proxies: Option<Vec<String>>,
     #[serde(default)]
     pub webhooks: WebhookLayer,
 }
@@ -62,7 +63,8 @@ impl Layer {
             scheduler,
             default_read_limit,
             default_write_limit,
-            auth_failure_limit
+            auth_failure_limit,
+            trusted_proxies
         );
         overlay!(
             self.webhooks,
@@ -95,6 +97,8 @@ pub struct Config {
     pub default_read_limit: u32,
     pub default_write_limit: u32,
     pub auth_failure_limit: u32,
+    /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
+    pub trusted_proxies: Vec<crate::webhooks::ssrf::Cidr>,
     pub webhooks: WebhookConfig,
 }
 
@@ -173,6 +177,13 @@ impl Config {
             concurrency >= 1 && per_target >= 1,
             "webhook concurrency must be at least 1"
         );
+        let mut trusted_proxies = Vec::new();
+        for entry in l.trusted_proxies.unwrap_or_default() {
+            let cidr = crate::webhooks::ssrf::Cidr::parse(&entry).with_context(|| {
+                format!("trusted_proxies: {entry:?} is not an address or a CIDR range")
+            })?;
+            trusted_proxies.push(cidr);
+        }
         let timeout = w.timeout.unwrap_or(15);
         anyhow::ensure!(timeout >= 1, "webhook timeout must be at least 1 second");
         Ok(Config {
@@ -188,6 +199,7 @@ impl Config {
             default_read_limit: read,
             default_write_limit: write,
             auth_failure_limit: l.auth_failure_limit.unwrap_or(20).max(1),
+            trusted_proxies,
             webhooks: WebhookConfig {
                 allow_private_targets: w.allow_private_targets.unwrap_or(false),
                 allowed_cidrs: w.allowed_cidrs.unwrap_or_default(),
@@ -204,6 +216,25 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trusted_proxies_must_be_addresses_or_ranges() {
+        let layer = |v: &str| Layer {
+            trusted_proxies: Some(vec!["10.0.0.0/8".into(), v.into()]),
+            ..Layer::default()
+        };
+        let c = Config::load(None, &layer("192.0.2.1")).unwrap();
+        assert_eq!(c.trusted_proxies.len(), 2);
+        assert!(c.trusted_proxies[0].contains("10.2.3.4".parse().unwrap()));
+        let err = Config::load(None, &layer("proxy.internal")).unwrap_err();
+        assert!(format!("{err:#}").contains("trusted_proxies"), "{err:#}");
+        assert!(
+            Config::load(None, &Layer::default())
+                .unwrap()
+                .trusted_proxies
+                .is_empty()
+        );
+    }
 
     #[test]
     fn embedded_defaults_match_the_contract() {

@@ -176,6 +176,16 @@ fn env_parse<T: std::str::FromStr>(name: &str) -> anyhow::Result<Option<T>> {
     }
 }
 
+/// A comma-separated list from the environment.
+fn env_list(name: &str) -> Option<Vec<String>> {
+    std::env::var(name).ok().map(|v| {
+        v.split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    })
+}
+
 /// Settings from the environment (beyond those clap reads) and flags.
 fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
     let mut l = Layer {
@@ -188,16 +198,10 @@ fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
         default_read_limit: env_parse("JOBBOARD_DEFAULT_READ_LIMIT")?,
         default_write_limit: env_parse("JOBBOARD_DEFAULT_WRITE_LIMIT")?,
         auth_failure_limit: env_parse("JOBBOARD_AUTH_FAILURE_LIMIT")?,
+        trusted_proxies: env_list("JOBBOARD_TRUSTED_PROXIES"),
         webhooks: WebhookLayer {
             allow_private_targets: env_flag("JOBBOARD_ALLOW_PRIVATE_TARGETS"),
-            allowed_cidrs: std::env::var("JOBBOARD_WEBHOOK_ALLOWED_CIDRS")
-                .ok()
-                .map(|v| {
-                    v.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                }),
+            allowed_cidrs: env_list("JOBBOARD_WEBHOOK_ALLOWED_CIDRS"),
             retry_schedule: match std::env::var("JOBBOARD_WEBHOOK_RETRY_SCHEDULE") {
                 Ok(v) if !v.trim().is_empty() => Some(
                     v.split(',')

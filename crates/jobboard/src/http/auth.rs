@@ -1,9 +1,9 @@
 //! Authentication and rate limiting of keyed routes.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::sync::Arc;
 
 use axum::{
-    extract::{ConnectInfo, Request, State},
+    extract::{Request, State},
     http::{HeaderMap, HeaderValue, Method},
     middleware::Next,
     response::{IntoResponse, Response},
@@ -50,11 +50,9 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
         None
     };
     let Some(found) = found else {
-        let ip = req
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip().to_string())
-            .unwrap_or_else(|| "unknown".into());
+        let ip =
+            super::extract::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies)
+                .map_or_else(|| "unknown".into(), |ip| ip.to_string());
         return match app
             .limiter
             .check(&format!("auth:{ip}"), app.config.auth_failure_limit)

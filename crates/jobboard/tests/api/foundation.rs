@@ -28,6 +28,7 @@ backends!(
     first_start_creates_a_key_and_stops_gracefully,
     free_form_json_with_nul_characters_is_refused,
     the_scheduler_runs_inside_serve,
+    a_trusted_proxy_forwards_the_client_address,
 );
 
 async fn missing_and_invalid_keys(b: Backend) {
@@ -658,4 +659,65 @@ fn openapi_document_matches_the_snapshot() {
         stored == current,
         "the OpenAPI document changed; review the difference and run `UPDATE_SNAPSHOTS=1 cargo test openapi` to accept it"
     );
+}
+
+async fn a_trusted_proxy_forwards_the_client_address(b: Backend) {
+    let trusted = |c: &mut jobboard::config::Config| {
+        c.auth_failure_limit = 3;
+        c.trusted_proxies = vec![jobboard::webhooks::ssrf::Cidr::parse("127.0.0.1/32").unwrap()];
+    };
+    let t = TestApp::spawn_with(b, trusted).await;
+    let guess = format!("jb_{}", "C".repeat(40));
+    let attempt = |xff: &'static str| {
+        t.req(Method::GET, "/categories")
+            .key(&guess)
+            .header("x-forwarded-for", xff)
+            .send()
+    };
+    // Behind a trusted proxy each client has its own failed-authentication bucket.
+    for _ in 0..3 {
+        attempt("203.0.113.7")
+            .await
+            .expect_error(401, "invalid_api_key");
+    }
+    attempt("203.0.113.7")
+        .await
+        .expect_error(429, "rate_limited");
+    attempt("203.0.113.8")
+        .await
+        .expect_error(401, "invalid_api_key");
+    // A trusted hop appended by a second proxy is skipped: still 203.0.113.8.
+    attempt("203.0.113.8, 127.0.0.1")
+        .await
+        .expect_error(401, "invalid_api_key");
+    attempt("203.0.113.8")
+        .await
+        .expect_error(401, "invalid_api_key");
+    attempt("203.0.113.8")
+        .await
+        .expect_error(429, "rate_limited");
+    // What a client writes left of the last untrusted hop is not believed.
+    attempt("203.0.113.8, 198.51.100.1")
+        .await
+        .expect_error(401, "invalid_api_key");
+    // A valid key is not affected.
+    t.get("/categories").await.expect(200);
+
+    // Without trusted proxies the header is ignored: every attempt counts against the
+    // TCP peer, whatever it claims.
+    let u = TestApp::spawn_with(b, |c| c.auth_failure_limit = 3).await;
+    for xff in ["203.0.113.1", "203.0.113.2", "203.0.113.3"] {
+        u.req(Method::GET, "/categories")
+            .key(&guess)
+            .header("x-forwarded-for", xff)
+            .send()
+            .await
+            .expect_error(401, "invalid_api_key");
+    }
+    u.req(Method::GET, "/categories")
+        .key(&guess)
+        .header("x-forwarded-for", "203.0.113.4")
+        .send()
+        .await
+        .expect_error(429, "rate_limited");
 }

@@ -5,7 +5,11 @@ use serde_json::json;
 
 use crate::{backends, common::*};
 
-backends!(site_totals_and_series, custom_ranges_are_validated);
+backends!(
+    site_totals_and_series,
+    custom_ranges_are_validated,
+    visitors_behind_a_trusted_proxy_are_told_apart,
+);
 
 fn day(days_ago: i64) -> String {
     (Utc::now() - Duration::days(days_ago))
@@ -117,5 +121,35 @@ async fn custom_ranges_are_validated(b: Backend) {
     ] {
         let r = t.get(&format!("/analytics?{bad}")).await;
         r.expect_error(422, "validation_failed");
+    }
+}
+
+async fn visitors_behind_a_trusted_proxy_are_told_apart(b: Backend) {
+    let trusted = |c: &mut jobboard::config::Config| {
+        c.trusted_proxies = vec![jobboard::webhooks::ssrf::Cidr::parse("127.0.0.0/8").unwrap()];
+    };
+    for (app, expected) in [
+        (TestApp::spawn_with(b, trusted).await, 3),
+        (TestApp::spawn(b).await, 1),
+    ] {
+        // Events without visitor ids, from three clients behind the proxy (one twice).
+        for xff in [
+            "198.51.100.1",
+            "198.51.100.2",
+            "198.51.100.3",
+            "198.51.100.1",
+        ] {
+            app.req(reqwest::Method::POST, "/analytics/events")
+                .header("x-forwarded-for", xff)
+                .header("user-agent", "Browser/1.0")
+                .json(json!({"events": [{"type": "page_view", "path": "/"}]}))
+                .send()
+                .await
+                .expect(200);
+        }
+        let r = app.get("/analytics?period=7d").await;
+        r.expect(200);
+        assert_eq!(r.body["data"]["pageviews"], 4);
+        assert_eq!(r.body["data"]["visitors"], expected, "{}", r.body);
     }
 }
