@@ -444,26 +444,15 @@ async fn create_alone(db: &Db, org_id: i64, f: &JobFields) -> DbResult<Job> {
     }
 }
 
-/// Inserts the job row (one statement: on failure nothing of it remains).
-async fn insert(tx: &mut Tx, org_id: i64, f: &JobFields, slug: &str) -> DbResult<Job> {
-    let now = Ts::now();
-    let sql = format!(
-        "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, job_type, \
-         location, location_restricted, is_remote, is_highlighted, is_sticky, how_to_apply, how_to_apply_method, \
-         category_id, company_website, company_logo_url, salary_min, salary_max, salary_currency, salary_period, \
-         contact_email, expires_at, status, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-         $21, $22, $23, $24, $25, $26, $26) RETURNING {COLUMNS}"
-    );
-    dispatch_tx!(tx, t => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(Uuid::now_v7())
-            .bind(org_id)
-            .bind(&f.title)
+/// Binds the writable fields of `f` in column order (title to status), after whatever
+/// `q` already binds; shared by the insert and the update so their orders cannot drift.
+macro_rules! bind_fields {
+    ($q:expr, $f:expr) => {{
+        let f: &JobFields = $f;
+        $q.bind(&f.title)
             .bind(&f.description)
             .bind(&f.description_text)
             .bind(&f.company_name)
-            .bind(slug)
             .bind(&f.job_type)
             .bind(&f.location)
             .bind(f.location_restricted)
@@ -482,7 +471,27 @@ async fn insert(tx: &mut Tx, org_id: i64, f: &JobFields, slug: &str) -> DbResult
             .bind(&f.contact_email)
             .bind(f.expires_at)
             .bind(&f.status)
-            .bind(now)
+    }};
+}
+
+/// Inserts the job row (one statement: on failure nothing of it remains).
+async fn insert(tx: &mut Tx, org_id: i64, f: &JobFields, slug: &str) -> DbResult<Job> {
+    let now = Ts::now();
+    let sql = format!(
+        "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, job_type, \
+         location, location_restricted, is_remote, is_highlighted, is_sticky, how_to_apply, how_to_apply_method, \
+         category_id, company_website, company_logo_url, salary_min, salary_max, salary_currency, salary_period, \
+         contact_email, expires_at, status, slug, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+         $21, $22, $23, $24, $25, $26, $26) RETURNING {COLUMNS}"
+    );
+    dispatch_tx!(tx, t => {
+        bind_fields!(
+            sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(Uuid::now_v7()).bind(org_id),
+            f
+        )
+        .bind(slug)
+        .bind(now)
             .fetch_one(&mut **t)
             .await
     })
@@ -529,32 +538,11 @@ pub async fn update<E>(
          WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}"
     );
     let job: Job = dispatch_tx!(&mut tx, t => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(org_id)
-            .bind(id)
-            .bind(&f.title)
-            .bind(&f.description)
-            .bind(&f.description_text)
-            .bind(&f.company_name)
-            .bind(&f.job_type)
-            .bind(&f.location)
-            .bind(f.location_restricted)
-            .bind(f.is_remote)
-            .bind(f.is_highlighted)
-            .bind(f.is_sticky)
-            .bind(&f.how_to_apply)
-            .bind(&f.how_to_apply_method)
-            .bind(f.category_id)
-            .bind(&f.company_website)
-            .bind(&f.company_logo_url)
-            .bind(f.salary_min)
-            .bind(f.salary_max)
-            .bind(&f.salary_currency)
-            .bind(&f.salary_period)
-            .bind(&f.contact_email)
-            .bind(f.expires_at)
-            .bind(&f.status)
-            .bind(Ts::now().max(current.updated_at))
+        bind_fields!(
+            sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id),
+            f
+        )
+        .bind(Ts::now().max(current.updated_at))
             .fetch_one(&mut **t)
             .await?
     });
