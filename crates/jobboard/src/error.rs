@@ -8,7 +8,6 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use serde::Serialize;
 use serde_json::{Value, json};
 
 /// Base of the documentation links in errors (`{public_url}/api/docs/errors`).
@@ -36,23 +35,7 @@ pub fn current_request_id() -> String {
     REQUEST_ID.try_with(Clone::clone).unwrap_or_default()
 }
 
-/// One invalid field (or query parameter).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: String,
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            code,
-            message: message.into(),
-        }
-    }
-}
+pub use crate::domain::FieldError;
 
 /// Every error code the API answers with, its status and its documentation.
 /// The `/api/docs/errors` page and the OpenAPI document are generated from this table.
@@ -353,6 +336,28 @@ impl IntoResponse for ApiError {
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
         ApiError::internal(&e)
+    }
+}
+
+impl From<crate::db::StoreError> for ApiError {
+    fn from(e: crate::db::StoreError) -> Self {
+        ApiError::internal(&e)
+    }
+}
+
+impl From<crate::domain::Error> for ApiError {
+    fn from(e: crate::domain::Error) -> Self {
+        use crate::domain::Error as E;
+        match e {
+            E::Invalid(fields) => ApiError::validation(fields),
+            E::Schema(fields) => ApiError::schema_validation(fields),
+            E::NotFound(resource) => ApiError::not_found(resource),
+            E::Conflict { message, details } => ApiError::conflict(message, details),
+            E::Unavailable { code, message } => {
+                ApiError::new(StatusCode::CONFLICT, code, message, Value::Null)
+            }
+            E::Store(e) => ApiError::internal(&e),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ pub mod cms;
 pub mod coalesce;
 pub mod config;
 pub mod db;
+pub mod domain;
 pub mod error;
 pub mod hll;
 pub mod http;

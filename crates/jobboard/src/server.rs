@@ -42,7 +42,7 @@ pub struct App {
 pub type AppState = Arc<App>;
 
 /// The outcome of looking up a key by its hash.
-pub type KeyLookup = Result<Option<keys::KeyAuth>, Arc<sqlx::Error>>;
+pub type KeyLookup = Result<Option<keys::KeyAuth>, Arc<crate::db::StoreError>>;
 
 impl App {
     /// Connects to the database and applies migrations.

@@ -67,7 +67,7 @@ async fn find_by_subscription(tx: &mut Tx, org_id: i64, sub: &str) -> DbResult<O
             .bind(org_id)
             .bind(sub)
             .fetch_optional(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -95,7 +95,7 @@ async fn find_by_plan(
             .bind(user_id)
             .bind(plan_id)
             .fetch_optional(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -271,6 +271,6 @@ pub async fn list_for_member(db: &super::Db, org_id: i64, user_id: Uuid) -> DbRe
         "SELECT {COLUMNS} FROM member_access WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id"
     );
     crate::dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }

@@ -586,7 +586,7 @@ pub async fn created_between(
         }
     };
     dispatch!(db.reader(), p => {
-        sqlx::query_scalar(sql).bind(org_id).bind(start).bind(end).fetch_one(p).await
+        sqlx::query_scalar(sql).bind(org_id).bind(start).bind(end).fetch_one(p).await.map_err(crate::db::StoreError::from)
     })
 }
 

@@ -105,7 +105,7 @@ pub async fn create(
 pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Application>> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE org_id = $1 AND id = $2");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -213,6 +213,6 @@ pub async fn count_by_job(
         qb.push(" AND job_id");
         super::push_in_list(&mut qb, jobs);
         qb.push(" GROUP BY job_id");
-        qb.build_query_as().fetch_all(p).await
+        qb.build_query_as().fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }

@@ -29,6 +29,7 @@ pub async fn create(db: &Db, org_id: i64, name: &str, slug: &str) -> DbResult<Op
         .bind(Ts::now())
         .fetch_one(p)
         .await
+        .map_err(super::StoreError::from)
     });
     match res {
         Ok(c) => Ok(Some(c)),
@@ -42,7 +43,7 @@ pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Category>> {
         sqlx::query_as("SELECT id, name, slug, created_at FROM categories WHERE org_id = $1 ORDER BY name, id")
             .bind(org_id)
             .fetch_all(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 

@@ -93,7 +93,7 @@ pub async fn list_collections(db: &Db, org_id: i64) -> DbResult<Vec<Collection>>
     let sql =
         format!("SELECT {COLLECTION_COLS} FROM cms_collections WHERE org_id = $1 ORDER BY slug");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -101,7 +101,7 @@ pub async fn get_collection(db: &Db, org_id: i64, slug: &str) -> DbResult<Option
     let sql =
         format!("SELECT {COLLECTION_COLS} FROM cms_collections WHERE org_id = $1 AND slug = $2");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(slug).fetch_optional(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(slug).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -112,7 +112,7 @@ pub async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Head>> {
             .bind(org_id)
             .bind(slug)
             .fetch_optional(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -204,7 +204,7 @@ pub async fn get_item(
         "SELECT {ITEM_COLS} FROM cms_items WHERE org_id = $1 AND collection_id = $2 AND id = $3"
     );
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(collection_id).bind(id).fetch_optional(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(collection_id).bind(id).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 

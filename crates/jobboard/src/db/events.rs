@@ -43,7 +43,7 @@ pub static OUTBOX_WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 /// Events not yet fanned out into deliveries.
 pub async fn pending_count(db: &Db) -> DbResult<i64> {
     dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL").fetch_one(p).await
+        sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL").fetch_one(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -63,6 +63,6 @@ pub async fn list_for_org(db: &Db, org_id: i64) -> DbResult<Vec<Event>> {
         sqlx::query_as("SELECT id, org_id, event_type, data, occurred_at FROM events WHERE org_id = $1 ORDER BY occurred_at, id")
             .bind(org_id)
             .fetch_all(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }

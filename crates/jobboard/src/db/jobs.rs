@@ -293,7 +293,7 @@ pub async fn exists(db: &Db, org_id: i64, id: Uuid) -> DbResult<bool> {
 pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
     let sql = format!("SELECT {COLUMNS} FROM jobs WHERE org_id = $1 AND id = $2");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -305,7 +305,7 @@ async fn get_in(tx: &mut Tx, org_id: i64, id: Uuid, lock: bool) -> DbResult<Opti
     };
     let sql = format!("SELECT {COLUMNS} FROM jobs WHERE org_id = $1 AND id = $2{lock}");
     dispatch_tx!(tx, t => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -493,7 +493,7 @@ async fn insert(tx: &mut Tx, org_id: i64, f: &JobFields, slug: &str) -> DbResult
         .bind(slug)
         .bind(now)
             .fetch_one(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -945,7 +945,7 @@ pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> DbResult<Option<Ts>> 
          AND expires_at IS NOT NULL AND expires_at > $2"
     );
     dispatch!(db.reader(), p => {
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(now).fetch_one(p).await
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(now).fetch_one(p).await.map_err(crate::db::StoreError::from)
     })
 }
 

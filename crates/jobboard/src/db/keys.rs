@@ -80,14 +80,14 @@ pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
         )
         .bind(hash)
         .fetch_optional(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
 pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<ApiKey>> {
     let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at, id");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -96,12 +96,12 @@ pub async fn find(db: &Db, prefix_or_id: &str) -> DbResult<Vec<ApiKey>> {
     if let Ok(id) = Uuid::parse_str(prefix_or_id) {
         let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1");
         return dispatch!(db.reader(), p => {
-            sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(p).await
+            sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(p).await.map_err(crate::db::StoreError::from)
         });
     }
     let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE prefix = $1 ORDER BY created_at");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(prefix_or_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(prefix_or_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -127,7 +127,7 @@ pub async fn update(db: &Db, id: Uuid, u: &KeyUpdate) -> DbResult<Option<ApiKey>
             .bind(u.read_limit)
             .bind(u.write_limit)
             .fetch_optional(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -136,7 +136,7 @@ pub async fn revoke(db: &Db, id: Uuid) -> DbResult<Option<ApiKey>> {
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING {COLUMNS}"
     );
     dispatch!(db.writer(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(Ts::now()).fetch_optional(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(Ts::now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -154,6 +154,6 @@ pub async fn touch(db: &Db, used: &[(Uuid, Ts)]) -> DbResult<()> {
                 .execute(&mut *tx)
                 .await?;
         }
-        tx.commit().await
+        tx.commit().await.map_err(crate::db::StoreError::from)
     })
 }

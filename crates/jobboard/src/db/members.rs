@@ -80,12 +80,18 @@ pub enum SyncError {
         code: &'static str,
         message: String,
     },
-    Db(sqlx::Error),
+    Db(super::StoreError),
+}
+
+impl From<super::StoreError> for SyncError {
+    fn from(e: super::StoreError) -> Self {
+        SyncError::Db(e)
+    }
 }
 
 impl From<sqlx::Error> for SyncError {
     fn from(e: sqlx::Error) -> Self {
-        SyncError::Db(e)
+        SyncError::Db(e.into())
     }
 }
 
@@ -179,7 +185,7 @@ async fn find_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Membe
             .bind(org_id)
             .bind(id)
             .fetch_optional(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -190,7 +196,7 @@ async fn find_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Option
             .bind(org_id)
             .bind(fold(email))
             .fetch_optional(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -339,7 +345,7 @@ fn local_part(email: &str) -> String {
 pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Member>> {
     let sql = format!("SELECT {COLUMNS} FROM members WHERE org_id = $1 ORDER BY created_at, id");
     crate::dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 

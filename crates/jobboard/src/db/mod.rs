@@ -5,8 +5,9 @@
 //! pool type, so both backends use native types and static dispatch. Where the SQL
 //! dialects differ, the code branches on [`Db::backend`].
 
+mod codec;
+mod error;
 mod migrate;
-pub mod types;
 
 pub mod analytics;
 pub mod applications;
@@ -32,7 +33,8 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-pub use types::Ts;
+pub use crate::domain::Ts;
+pub use error::{DbResult, StoreError};
 
 /// Which engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,8 +83,8 @@ pub enum Tx {
 impl Tx {
     pub async fn commit(self) -> DbResult<()> {
         match self {
-            Tx::Sqlite(t) => t.commit().await,
-            Tx::Postgres(t) => t.commit().await,
+            Tx::Sqlite(t) => Ok(t.commit().await?),
+            Tx::Postgres(t) => Ok(t.commit().await?),
         }
     }
 }
@@ -99,9 +101,6 @@ pub struct Db {
     /// first use; see [`jobs::create`]).
     job_creates: std::sync::Arc<std::sync::OnceLock<jobs::CreateQueue>>,
 }
-
-/// The storage error type: a database error, or a constraint/conflict the caller maps.
-pub type DbResult<T> = Result<T, sqlx::Error>;
 
 impl Db {
     /// Connects to `url` (`sqlite://path`, `sqlite::memory:`, or `postgres://...`),
@@ -282,16 +281,13 @@ pub async fn owned_ids(
         let mut qb = sqlx::QueryBuilder::new(select);
         qb.push_bind(org_id).push(" AND id");
         push_in_list(&mut qb, ids);
-        qb.build_query_scalar().fetch_all(p).await
+        qb.build_query_scalar().fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
 /// True when the error is a unique-constraint violation.
-pub fn is_unique_violation(err: &sqlx::Error) -> bool {
-    match err {
-        sqlx::Error::Database(e) => e.is_unique_violation(),
-        _ => false,
-    }
+pub fn is_unique_violation(err: &StoreError) -> bool {
+    err.is_unique()
 }
 
 #[cfg(test)]

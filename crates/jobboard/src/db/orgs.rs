@@ -18,13 +18,13 @@ pub async fn create(db: &Db, name: &str) -> DbResult<Org> {
             .bind(name)
             .bind(Ts::now())
             .fetch_one(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
 pub async fn list(db: &Db) -> DbResult<Vec<Org>> {
     dispatch!(db.reader(), p => {
-        sqlx::query_as("SELECT id, name, created_at FROM organizations ORDER BY id").fetch_all(p).await
+        sqlx::query_as("SELECT id, name, created_at FROM organizations ORDER BY id").fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -33,12 +33,12 @@ pub async fn get(db: &Db, id: i64) -> DbResult<Option<Org>> {
         sqlx::query_as("SELECT id, name, created_at FROM organizations WHERE id = $1")
             .bind(id)
             .fetch_optional(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
 pub async fn count(db: &Db) -> DbResult<i64> {
     dispatch!(db.writer(), p => {
-        sqlx::query_scalar("SELECT COUNT(*) FROM organizations").fetch_one(p).await
+        sqlx::query_scalar("SELECT COUNT(*) FROM organizations").fetch_one(p).await.map_err(crate::db::StoreError::from)
     })
 }

@@ -67,7 +67,7 @@ async fn find_by(tx: &mut Tx, org_id: i64, column: &str, value: &str) -> DbResul
             .bind(org_id)
             .bind(value)
             .fetch_optional(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -257,7 +257,7 @@ pub async fn list_for_member(db: &super::Db, org_id: i64, user_id: Uuid) -> DbRe
         "SELECT {COLUMNS} FROM payments WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id"
     );
     crate::dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -265,6 +265,6 @@ pub async fn list_for_member(db: &super::Db, org_id: i64, user_id: Uuid) -> DbRe
 pub async fn list_for_org(db: &super::Db, org_id: i64) -> DbResult<Vec<Payment>> {
     let sql = format!("SELECT {COLUMNS} FROM payments WHERE org_id = $1 ORDER BY created_at, id");
     crate::dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }

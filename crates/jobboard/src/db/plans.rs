@@ -53,12 +53,18 @@ pub struct NewPlan {
 #[derive(Debug)]
 pub enum CreateError {
     Taken(&'static str),
-    Db(sqlx::Error),
+    Db(super::StoreError),
+}
+
+impl From<super::StoreError> for CreateError {
+    fn from(e: super::StoreError) -> Self {
+        CreateError::Db(e)
+    }
 }
 
 impl From<sqlx::Error> for CreateError {
     fn from(e: sqlx::Error) -> Self {
-        CreateError::Db(e)
+        CreateError::Db(e.into())
     }
 }
 
@@ -111,7 +117,7 @@ pub async fn create(db: &Db, org_id: i64, p: &NewPlan) -> Result<Plan, CreateErr
             .bind(p.jobs_included)
             .bind(now)
             .fetch_one(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     });
     match res {
         Ok(plan) => {
@@ -125,14 +131,10 @@ pub async fn create(db: &Db, org_id: i64, p: &NewPlan) -> Result<Plan, CreateErr
 }
 
 /// The field whose unique constraint `e` violated (as far as the message tells).
-fn taken_field(e: &sqlx::Error) -> &'static str {
-    let text = match e {
-        sqlx::Error::Database(d) => format!("{} {}", d.constraint().unwrap_or(""), d.message()),
-        _ => String::new(),
-    };
-    if text.contains("alt_processor_plan_id") {
+fn taken_field(e: &super::StoreError) -> &'static str {
+    if e.is_unique_on("alt_processor_plan_id") {
         "altProcessorPlanId"
-    } else if text.contains("processor_price_id") {
+    } else if e.is_unique_on("processor_price_id") {
         "processorPriceId"
     } else {
         "name"
@@ -143,7 +145,7 @@ fn taken_field(e: &sqlx::Error) -> &'static str {
 pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Plan>> {
     let sql = format!("SELECT {COLUMNS} FROM plans WHERE org_id = $1 ORDER BY name, id");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -182,7 +184,7 @@ pub async fn find_in(tx: &mut Tx, org_id: i64, r: &PlanRef) -> DbResult<Option<P
             .bind(&r.alt_processor_plan_id)
             .bind(&r.name)
             .fetch_optional(&mut **t)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 

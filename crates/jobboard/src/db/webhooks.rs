@@ -96,7 +96,7 @@ pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Subscription
         .bind(org_id)
         .bind(id)
         .fetch_optional(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -108,7 +108,7 @@ pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Subscription>> {
         )))
         .bind(org_id)
         .fetch_all(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -156,7 +156,7 @@ pub async fn update(
         .bind(secret)
         .bind(Ts::now())
         .fetch_optional(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -291,7 +291,7 @@ pub async fn retry_delivery(
         .bind(delivery_id)
         .bind(now)
         .fetch_optional(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -327,7 +327,7 @@ pub async fn create_ping(db: &Db, sub: &Subscription) -> DbResult<Delivery> {
         .bind(body)
         .bind(now)
         .fetch_one(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -482,7 +482,7 @@ pub async fn claim(
             .bind(limit)
             .bind(per_target)
             .fetch_all(p)
-            .await
+            .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -519,7 +519,7 @@ pub async fn target(db: &Db, id: Uuid) -> DbResult<Option<Subscription>> {
         )))
         .bind(id)
         .fetch_optional(p)
-        .await
+        .await.map_err(crate::db::StoreError::from)
     })
 }
 
@@ -703,13 +703,13 @@ pub async fn record(
 /// Deliveries waiting for an attempt (the delivery queue depth).
 pub async fn pending_count(db: &Db) -> DbResult<i64> {
     dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await
+        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
 /// When the earliest pending delivery is due, if any.
 pub async fn next_due(db: &Db) -> DbResult<Option<Ts>> {
     dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await
+        sqlx::query_scalar("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await.map_err(crate::db::StoreError::from)
     })
 }

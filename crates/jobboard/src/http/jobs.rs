@@ -515,7 +515,7 @@ async fn delete_job(
     q.finish()?;
     let id = extract::path_id(&raw, "job")?;
     let deleted = match jobs::delete(&app.db, auth.org_id, id).await {
-        Err(e) if is_foreign_key_violation(&e) => {
+        Err(e) if e.is_referenced() => {
             return Err(ApiError::conflict(
                 "The job is referenced by other records (for example payments) and cannot be deleted; set its status to expired or draft instead.",
                 serde_json::json!({ "resource": "job" }),
@@ -532,8 +532,4 @@ async fn delete_job(
         })),
         None => Err(ApiError::not_found("job")),
     }
-}
-
-fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.is_foreign_key_violation())
 }

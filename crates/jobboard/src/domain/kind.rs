@@ -1,0 +1,514 @@
+//! Kinds of request values: how one JSON value is read and checked, and how it is
+//! documented. A request type names a kind per field (see [`crate::request!`]), so the
+//! parser, the every-bad-field-at-once error list and the OpenAPI schema come from one
+//! definition.
+
+use std::marker::PhantomData;
+
+use serde_json::{Map, Value};
+use utoipa::openapi::{
+    KnownFormat, ObjectBuilder, RefOr, SchemaFormat,
+    schema::{Schema, Type},
+};
+use uuid::Uuid;
+
+use super::{
+    links,
+    values::{Money, TextEnum, Ts},
+};
+
+/// The result of checking one value: the value, or an error code and message.
+pub type Check<T> = Result<T, (&'static str, String)>;
+
+/// Component schemas a kind refers to (name, schema), collected for the document.
+pub type Refs = Vec<(String, RefOr<Schema>)>;
+
+/// How one kind of value is read from JSON and documented.
+pub trait Kind {
+    /// The checked value.
+    type Value;
+    /// Reads a value that is present and not `null`.
+    fn parse(v: &Value) -> Check<Self::Value>;
+    /// The schema of a non-null value.
+    fn schema() -> RefOr<Schema>;
+    /// Adds the component schemas [`Kind::schema`] refers to.
+    fn refs(_out: &mut Refs) {}
+    /// True when a sent value means "not set" (a blank optional line): the field then
+    /// reads as `null`.
+    fn is_blank(_v: &Self::Value) -> bool {
+        false
+    }
+}
+
+pub(crate) fn type_error(what: &str) -> (&'static str, String) {
+    ("invalid_type", format!("Must be {what}."))
+}
+
+fn string_schema(min: usize, max: usize) -> ObjectBuilder {
+    let b = ObjectBuilder::new().schema_type(Type::String);
+    let b = if min > 0 { b.min_length(Some(min)) } else { b };
+    if max < usize::MAX {
+        b.max_length(Some(max))
+    } else {
+        b
+    }
+}
+
+/// A string of `min..=max` characters without NUL characters.
+pub fn check_string(v: &Value, min: usize, max: usize) -> Check<String> {
+    let s = v.as_str().ok_or_else(|| type_error("a string"))?;
+    let n = s.chars().count();
+    if n < min {
+        return Err(if min == 1 {
+            ("too_short", "Must not be empty.".to_string())
+        } else {
+            ("too_short", format!("Must be at least {min} characters."))
+        });
+    }
+    if n > max {
+        return Err(("too_long", format!("Must be at most {max} characters.")));
+    }
+    if s.contains('\0') {
+        return Err(("invalid_format", "Must not contain NUL characters.".into()));
+    }
+    Ok(s.to_string())
+}
+
+/// Text of `MIN..=MAX` characters, kept as sent.
+pub struct Text<const MIN: usize, const MAX: usize>;
+
+impl<const MIN: usize, const MAX: usize> Kind for Text<MIN, MAX> {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        check_string(v, MIN, MAX)
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(MIN, MAX).into()
+    }
+}
+
+/// Text of `MIN..=MAX` characters (at least one), stored without surrounding white space;
+/// a blank value is refused.
+pub struct Trimmed<const MIN: usize, const MAX: usize>;
+
+impl<const MIN: usize, const MAX: usize> Kind for Trimmed<MIN, MAX> {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        let s = check_string(v, MIN, MAX)?;
+        if s.trim().is_empty() {
+            return Err(("too_short", "Must not be blank.".into()));
+        }
+        Ok(s.trim().to_string())
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(MIN.max(1), MAX).pattern(Some(r"\S")).into()
+    }
+}
+
+/// An optional line of at most `MAX` characters, stored trimmed; a blank one counts as
+/// not set.
+pub struct Line<const MAX: usize>;
+
+impl<const MAX: usize> Kind for Line<MAX> {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        Ok(check_string(v, 0, MAX)?.trim().to_string())
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(0, MAX).into()
+    }
+    fn is_blank(v: &String) -> bool {
+        v.is_empty()
+    }
+}
+
+/// `true` or `false`.
+pub struct Flag;
+
+impl Kind for Flag {
+    type Value = bool;
+    fn parse(v: &Value) -> Check<bool> {
+        v.as_bool().ok_or_else(|| type_error("a boolean"))
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new().schema_type(Type::Boolean).into()
+    }
+}
+
+/// Parses the hyphenated UUID form only.
+pub fn parse_uuid(s: &str) -> Option<Uuid> {
+    if s.len() != 36 {
+        return None;
+    }
+    Uuid::try_parse(s).ok()
+}
+
+/// A UUID in its hyphenated form.
+pub struct Id;
+
+impl Kind for Id {
+    type Value = Uuid;
+    fn parse(v: &Value) -> Check<Uuid> {
+        let s = v.as_str().ok_or_else(|| type_error("a UUID string"))?;
+        parse_uuid(s).ok_or_else(|| ("invalid_format", "Must be a UUID.".into()))
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+            .into()
+    }
+}
+
+/// An RFC 3339 date-time with an offset, from year 1 to 9999 in UTC.
+pub struct Instant;
+
+impl Kind for Instant {
+    type Value = Ts;
+    fn parse(v: &Value) -> Check<Ts> {
+        let s = v
+            .as_str()
+            .ok_or_else(|| type_error("an RFC 3339 date-time string"))?;
+        Ts::parse(s).ok_or_else(|| {
+            (
+                "invalid_format",
+                "Must be an RFC 3339 date-time with offset between years 1 and 9999 in UTC, e.g. 2026-01-31T12:00:00Z."
+                    .into(),
+            )
+        })
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .into()
+    }
+}
+
+/// An absolute http(s) URL of at most 2,048 characters (the link policy of
+/// [`links::is_http_url`]).
+pub struct Link;
+
+impl Kind for Link {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        let s = v.as_str().ok_or_else(|| type_error("a URL string"))?;
+        if links::is_http_url(s) {
+            Ok(s.to_string())
+        } else {
+            Err(("invalid_format", "Must be an absolute http(s) URL.".into()))
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(0, links::MAX_URL)
+            .format(Some(SchemaFormat::Custom("uri".into())))
+            .pattern(Some("^https?://[^/?#:]"))
+            .into()
+    }
+}
+
+/// An email address (see [`links::is_email`]).
+pub struct Email;
+
+impl Kind for Email {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        let s = v
+            .as_str()
+            .ok_or_else(|| type_error("an email address string"))?;
+        if links::is_email(s) {
+            Ok(s.to_string())
+        } else {
+            Err(("invalid_format", "Must be an email address.".into()))
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(0, links::MAX_EMAIL)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Email)))
+            .into()
+    }
+}
+
+/// The text of a JSON number as sent (exact, thanks to serde_json's arbitrary precision).
+fn number_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// An integer from `MIN` to `MAX`. A number written with a zero fraction (`2095.0`) is
+/// an integer too, as in JSON Schema.
+pub struct Int<const MIN: i64, const MAX: i64>;
+
+/// Reads a JSON integer, also when written as `2095.0` or `2.095e3`.
+pub fn as_integer(v: &Value) -> Option<i64> {
+    if let Some(n) = v.as_i64() {
+        return Some(n);
+    }
+    let text = number_text(v)?;
+    let d = if text.contains(['e', 'E']) {
+        rust_decimal::Decimal::from_scientific(&text).ok()?
+    } else {
+        rust_decimal::Decimal::from_str_exact(&text).ok()?
+    };
+    if d.fract().is_zero() {
+        rust_decimal::prelude::ToPrimitive::to_i64(&d)
+    } else {
+        None
+    }
+}
+
+impl<const MIN: i64, const MAX: i64> Kind for Int<MIN, MAX> {
+    type Value = i64;
+    fn parse(v: &Value) -> Check<i64> {
+        match as_integer(v) {
+            Some(n) if (MIN..=MAX).contains(&n) => Ok(n),
+            Some(_) => Err(("out_of_range", format!("Must be between {MIN} and {MAX}."))),
+            None if v.is_number() => Err(("invalid_type", "Must be an integer.".into())),
+            None => Err(type_error("an integer")),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(MIN))
+            .maximum(Some(MAX))
+            .into()
+    }
+}
+
+/// A finite number from 0 to 10^12 (salaries).
+pub struct Amount;
+
+impl Kind for Amount {
+    type Value = f64;
+    fn parse(v: &Value) -> Check<f64> {
+        match v.as_f64() {
+            Some(n) if n.is_finite() && (0.0..=1e12).contains(&n) => Ok(n),
+            Some(_) => Err((
+                "out_of_range",
+                "Must be between 0 and 1000000000000.".into(),
+            )),
+            None => Err(type_error("a number")),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Double)))
+            .minimum(Some(0))
+            .maximum(Some(1_000_000_000_000i64))
+            .into()
+    }
+}
+
+/// Any finite number.
+pub struct Number;
+
+impl Kind for Number {
+    type Value = f64;
+    fn parse(v: &Value) -> Check<f64> {
+        match v.as_f64() {
+            Some(n) if n.is_finite() => Ok(n),
+            Some(_) => Err(("out_of_range", "Must be a finite number.".to_string())),
+            None => Err(type_error("a number")),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Double)))
+            .into()
+    }
+}
+
+/// One value of a closed set.
+pub struct Enum<E>(PhantomData<E>);
+
+impl<E: TextEnum + utoipa::ToSchema> Kind for Enum<E> {
+    type Value = E;
+    fn parse(v: &Value) -> Check<E> {
+        let s = v.as_str().ok_or_else(|| type_error("a string"))?;
+        E::parse(s).ok_or_else(|| {
+            (
+                "invalid_value",
+                format!("Must be one of: {}.", E::ALL.join(", ")),
+            )
+        })
+    }
+    fn schema() -> RefOr<Schema> {
+        RefOr::Ref(utoipa::openapi::Ref::from_schema_name(E::NAME))
+    }
+    fn refs(out: &mut Refs) {
+        out.push((E::NAME.to_string(), <E as utoipa::PartialSchema>::schema()));
+    }
+}
+
+/// Checks a free-form JSON value before it is stored: no NUL characters in any key or
+/// string (PostgreSQL cannot store them in text or JSONB), and at most 32 levels deep.
+pub fn free_form(v: &Value) -> Check<()> {
+    fn walk(v: &Value, depth: usize) -> Check<()> {
+        if depth > 32 {
+            return Err((
+                "too_deep",
+                "Must not be nested more than 32 levels deep.".into(),
+            ));
+        }
+        let nul = || Err(("invalid_format", "Must not contain NUL characters.".into()));
+        match v {
+            Value::String(s) if s.contains('\0') => nul(),
+            Value::Array(a) => a.iter().try_for_each(|x| walk(x, depth + 1)),
+            Value::Object(m) => m.iter().try_for_each(|(k, x)| {
+                if k.contains('\0') {
+                    nul()
+                } else {
+                    walk(x, depth + 1)
+                }
+            }),
+            _ => Ok(()),
+        }
+    }
+    walk(v, 0)
+}
+
+/// A free-form JSON object.
+pub struct Object;
+
+impl Kind for Object {
+    type Value = Map<String, Value>;
+    fn parse(v: &Value) -> Check<Map<String, Value>> {
+        let map = v.as_object().ok_or_else(|| type_error("an object"))?;
+        free_form(v)?;
+        Ok(map.clone())
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(
+                utoipa::openapi::schema::AdditionalProperties::<Schema>::FreeForm(true),
+            ))
+            .into()
+    }
+}
+
+/// Any JSON value.
+pub struct AnyJson;
+
+impl Kind for AnyJson {
+    type Value = Value;
+    fn parse(v: &Value) -> Check<Value> {
+        free_form(v)?;
+        Ok(v.clone())
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
+            .into()
+    }
+}
+
+/// An exact amount of money (see [`Money`]).
+pub struct Cash;
+
+impl Kind for Cash {
+    type Value = Money;
+    fn parse(v: &Value) -> Check<Money> {
+        match number_text(v) {
+            Some(text) => Money::parse(&text).map_err(|(c, m)| (c, m.to_string())),
+            None => Err(type_error("a number")),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        RefOr::Ref(utoipa::openapi::Ref::from_schema_name("Money"))
+    }
+    fn refs(out: &mut Refs) {
+        out.push(("Money".into(), <Money as utoipa::PartialSchema>::schema()));
+    }
+}
+
+/// A three-letter currency code (ISO 4217), any case, kept upper-case.
+pub struct Currency;
+
+impl Kind for Currency {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        match v.as_str() {
+            Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                Ok(s.to_ascii_uppercase())
+            }
+            Some(_) => Err((
+                "invalid_format",
+                "Must be a three-letter currency code (ISO 4217).".to_string(),
+            )),
+            None => Err(type_error("a string")),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(3, 3).pattern(Some("^[A-Za-z]{3}$")).into()
+    }
+}
+
+/// A three-letter upper-case currency code (ISO 4217), exactly as sent.
+pub struct UpperCurrency;
+
+impl Kind for UpperCurrency {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        match v.as_str() {
+            Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase()) => {
+                Ok(s.to_string())
+            }
+            Some(_) => Err((
+                "invalid_format",
+                "Must be a three-letter upper-case currency code, e.g. EUR.".to_string(),
+            )),
+            None => Err(type_error("a string")),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(3, 3).pattern(Some("^[A-Z]{3}$")).into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn integers_may_carry_a_zero_fraction() {
+        assert_eq!(as_integer(&json!(2095)), Some(2095));
+        let v: Value = serde_json::from_str("2095.0").unwrap();
+        assert_eq!(as_integer(&v), Some(2095));
+        let v: Value = serde_json::from_str("2.095e3").unwrap();
+        assert_eq!(as_integer(&v), Some(2095));
+        let v: Value = serde_json::from_str("2095.5").unwrap();
+        assert_eq!(as_integer(&v), None);
+        assert_eq!(
+            Int::<0, 10>::parse(&json!(11)).unwrap_err().0,
+            "out_of_range"
+        );
+        assert_eq!(
+            Int::<0, 10>::parse(&json!("1")).unwrap_err().0,
+            "invalid_type"
+        );
+    }
+
+    #[test]
+    fn trimmed_text_refuses_blanks() {
+        assert_eq!(Trimmed::<1, 10>::parse(&json!("  a ")).unwrap(), "a");
+        assert_eq!(
+            Trimmed::<1, 10>::parse(&json!("   ")).unwrap_err().0,
+            "too_short"
+        );
+        assert_eq!(
+            Trimmed::<1, 3>::parse(&json!("abcd")).unwrap_err().0,
+            "too_long"
+        );
+        assert!(Line::<10>::is_blank(
+            &Line::<10>::parse(&json!("  ")).unwrap()
+        ));
+    }
+}

@@ -1,0 +1,133 @@
+//! The policies for values that reach other people: links the board or a mail may render,
+//! email addresses, and when two addresses name the same person.
+
+/// Longest accepted URL.
+pub const MAX_URL: usize = 2048;
+/// Longest accepted email address (RFC 5321 path limit).
+pub const MAX_EMAIL: usize = 254;
+
+/// An absolute http(s) URL with a host, no white space or control characters, at most
+/// [`MAX_URL`] characters. Every user-given link stored as a URL passes this check.
+pub fn is_http_url(s: &str) -> bool {
+    let rest = if let Some(r) = s.strip_prefix("https://") {
+        r
+    } else if let Some(r) = s.strip_prefix("http://") {
+        r
+    } else {
+        return false;
+    };
+    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..host_end];
+    let host = authority.rsplit('@').next().unwrap_or("");
+    s.len() <= MAX_URL
+        && !host.is_empty()
+        && !host.starts_with(':')
+        && s.chars().all(|c| !c.is_whitespace() && !c.is_control())
+}
+
+/// A pragmatic address check: one `@`, a non-empty local part, a dotted domain, no white
+/// space or control characters.
+pub fn is_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    s.len() <= MAX_EMAIL
+        && !local.is_empty()
+        && local.len() <= 64
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains("..")
+        && s.chars().all(|c| {
+            c.is_ascii_graphic() || (!c.is_ascii() && !c.is_whitespace() && !c.is_control())
+        })
+}
+
+/// The identity of an email address: two addresses name the same person exactly when
+/// their identities are equal.
+///
+/// Only ASCII letters are folded to lower case; every other character must match as
+/// written. Full Unicode case folding would let different addresses meet (the Kelvin sign
+/// `K` (U+212A) folds to `k`, `İ` to `i` + U+0307), so one could take over another's
+/// record; ASCII folding keeps the common case (`Jane@Example.com`) matching.
+pub fn email_identity(email: &str) -> String {
+    email.to_ascii_lowercase()
+}
+
+/// A phone number as people write it: an optional `+`, then 6 to 20 digits, with spaces,
+/// dots, dashes and parentheses between them.
+pub fn is_phone(s: &str) -> bool {
+    let body = s.strip_prefix('+').unwrap_or(s);
+    let digits = body.chars().filter(char::is_ascii_digit).count();
+    (6..=20).contains(&digits)
+        && s.len() <= 40
+        && body
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, ' ' | '.' | '-' | '(' | ')'))
+}
+
+/// What a user-given link may become on a page or in a mail: an http(s) URL, a `mailto:`
+/// or a `tel:` link. Anything else (`javascript:`, `data:`, relative paths) is rendered
+/// as text, never as a link.
+pub fn renderable_href(s: &str) -> Option<String> {
+    let s = s.trim();
+    if is_http_url(s) {
+        return Some(s.to_string());
+    }
+    let lower = s.to_ascii_lowercase();
+    // ASCII lower-casing keeps byte offsets, so `s[7..]` is the address.
+    if lower.starts_with("mailto:") {
+        return is_email(&s[7..]).then(|| s.to_string());
+    }
+    if lower.starts_with("tel:") {
+        return is_phone(&s[4..]).then(|| s.to_string());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_emails() {
+        assert!(is_http_url("https://example.com/x?y=1"));
+        assert!(!is_http_url("javascript:alert(1)"));
+        assert!(!is_http_url("https:///nohost"));
+        assert!(!is_http_url("http://exa mple.com"));
+        assert!(is_email("a.b+c@example.co"));
+        assert!(!is_email("a@b"));
+        assert!(!is_email("a b@example.com"));
+        assert!(!is_email("@example.com"));
+    }
+
+    #[test]
+    fn different_addresses_never_share_an_identity() {
+        assert_eq!(email_identity("Jane@Example.COM"), "jane@example.com");
+        assert_ne!(
+            email_identity("\u{212A}ate@example.com"),
+            email_identity("kate@example.com")
+        );
+        assert_ne!(
+            email_identity("\u{130}van@example.com"),
+            email_identity("i\u{307}van@example.com")
+        );
+        assert_ne!(
+            email_identity("ÉLodie@example.com"),
+            email_identity("élodie@example.com")
+        );
+    }
+
+    #[test]
+    fn only_safe_links_render() {
+        assert!(renderable_href("https://example.com/apply").is_some());
+        assert!(renderable_href("mailto:jobs@example.com").is_some());
+        assert!(renderable_href("tel:+44 20 7946 0958").is_some());
+        assert!(renderable_href("javascript:alert(1)").is_none());
+        assert!(renderable_href("JaVaScRiPt:alert(1)").is_none());
+        assert!(renderable_href("data:text/html,<script>").is_none());
+        assert!(renderable_href("/relative").is_none());
+        assert!(renderable_href("mailto:javascript:alert(1)").is_none());
+    }
+}

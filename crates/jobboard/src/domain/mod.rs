@@ -1,0 +1,19 @@
+//! The domain layer: one model per resource and the operations every front door calls.
+//!
+//! The JSON API (`crate::http`), the public board and the dashboard are front doors onto
+//! the same operations: each extracts its input, calls an operation here, and renders
+//! the typed result or [`Error`]. Operations validate (request types built with
+//! [`crate::request!`]), apply the rules, and call their resource's storage code, which
+//! writes the change and its events in one transaction. Nothing here knows HTTP.
+
+pub mod error;
+pub mod input;
+pub mod kind;
+pub mod links;
+pub mod query;
+pub mod request;
+pub mod values;
+
+pub use error::{Error, FieldError, Result};
+pub use input::{Field, Input, Mode, QueryInput};
+pub use values::{Money, TextEnum, Ts};

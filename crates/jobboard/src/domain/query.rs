@@ -1,0 +1,265 @@
+//! Query strings defined once: [`crate::query!`] turns one struct definition into the
+//! struct, its reader (every bad parameter at once, unknown and repeated ones refused)
+//! and its OpenAPI parameters.
+//!
+//! Modes: `optional` (`Option`), `default(expr)` (the value, or `expr` when omitted) and
+//! `list` (a comma-separated list, documented as an array with `style: form,
+//! explode: false`; empty items are ignored).
+
+use std::marker::PhantomData;
+
+use utoipa::openapi::{
+    KnownFormat, ObjectBuilder, RefOr, SchemaFormat,
+    path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle},
+    schema::{ArrayBuilder, Schema, Type},
+};
+use uuid::Uuid;
+
+use super::{
+    input::QueryInput,
+    kind::{Check, parse_uuid},
+    request::doc_text,
+    values::TextEnum,
+};
+
+/// How one kind of query value is read from its text and documented.
+pub trait QueryKind {
+    type Value;
+    fn parse(s: &str) -> Check<Self::Value>;
+    /// The schema of one value (inline: parameters are not collected as components).
+    fn schema() -> RefOr<Schema>;
+}
+
+/// An integer from `MIN` to `MAX`.
+pub struct QInt<const MIN: i64, const MAX: i64>;
+
+impl<const MIN: i64, const MAX: i64> QueryKind for QInt<MIN, MAX> {
+    type Value = i64;
+    fn parse(s: &str) -> Check<i64> {
+        match s.trim().parse::<i64>() {
+            Ok(n) if (MIN..=MAX).contains(&n) => Ok(n),
+            Ok(_) => Err(("out_of_range", format!("Must be between {MIN} and {MAX}."))),
+            Err(_) => Err(("invalid_type", "Must be an integer.".into())),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(MIN))
+            .maximum(Some(MAX))
+            .into()
+    }
+}
+
+/// `true`/`1` or `false`/`0`.
+pub struct QBool;
+
+impl QueryKind for QBool {
+    type Value = bool;
+    fn parse(s: &str) -> Check<bool> {
+        match s {
+            "true" | "1" => Ok(true),
+            "false" | "0" => Ok(false),
+            _ => Err(("invalid_type", "Must be true or false.".into())),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new().schema_type(Type::Boolean).into()
+    }
+}
+
+/// Text of at most `MAX` characters, without NUL characters.
+pub struct QText<const MAX: usize>;
+
+impl<const MAX: usize> QueryKind for QText<MAX> {
+    type Value = String;
+    fn parse(s: &str) -> Check<String> {
+        if s.chars().count() > MAX {
+            return Err(("too_long", format!("Must be at most {MAX} characters.")));
+        }
+        if s.contains('\0') {
+            return Err(("invalid_format", "Must not contain NUL characters.".into()));
+        }
+        Ok(s.to_string())
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .max_length(Some(MAX))
+            .into()
+    }
+}
+
+/// A UUID in its hyphenated form.
+pub struct QId;
+
+impl QueryKind for QId {
+    type Value = Uuid;
+    fn parse(s: &str) -> Check<Uuid> {
+        parse_uuid(s).ok_or_else(|| ("invalid_format", format!("{s:?} is not a UUID.")))
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+            .into()
+    }
+}
+
+/// A date, `YYYY-MM-DD`.
+pub struct QDate;
+
+impl QueryKind for QDate {
+    type Value = chrono::NaiveDate;
+    fn parse(s: &str) -> Check<chrono::NaiveDate> {
+        chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .ok()
+            .filter(|_| s.len() == 10)
+            .ok_or_else(|| ("invalid_format", "Must be a date, YYYY-MM-DD.".into()))
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+            .pattern(Some(r"^\d{4}-\d{2}-\d{2}$"))
+            .into()
+    }
+}
+
+/// One value of a closed set.
+pub struct QEnum<E>(PhantomData<E>);
+
+impl<E: TextEnum> QueryKind for QEnum<E> {
+    type Value = E;
+    fn parse(s: &str) -> Check<E> {
+        E::parse(s).ok_or_else(|| {
+            (
+                "invalid_value",
+                format!(
+                    "Unknown value {s:?}; must be one of: {}.",
+                    E::ALL.join(", ")
+                ),
+            )
+        })
+    }
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(E::ALL.iter().copied()))
+            .into()
+    }
+}
+
+impl QueryInput {
+    /// Reads an optional parameter as a `K`.
+    pub fn read<K: QueryKind>(&mut self, name: &str) -> Option<K::Value> {
+        let raw = self.take(name)?;
+        match K::parse(&raw) {
+            Ok(v) => Some(v),
+            Err((code, msg)) => {
+                self.error(name, code, msg);
+                None
+            }
+        }
+    }
+
+    /// Reads a comma-separated list of `K` (empty items ignored); the first bad item is
+    /// reported.
+    pub fn read_list<K: QueryKind>(&mut self, name: &str) -> Vec<K::Value> {
+        let mut out = Vec::new();
+        for item in self.list(name) {
+            match K::parse(&item) {
+                Ok(v) => out.push(v),
+                Err((code, msg)) => {
+                    self.error(name, code, msg);
+                    return Vec::new();
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The OpenAPI parameter of one query field.
+pub fn parameter<K: QueryKind>(
+    name: &str,
+    list: bool,
+    default: Option<serde_json::Value>,
+    doc: &[&str],
+) -> Parameter {
+    let schema = if list {
+        ArrayBuilder::new().items(K::schema()).into()
+    } else {
+        match (K::schema(), default) {
+            (RefOr::T(Schema::Object(mut o)), Some(d)) => {
+                o.default = Some(d);
+                RefOr::T(Schema::Object(o))
+            }
+            (s, _) => s,
+        }
+    };
+    let b = ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .description(doc_text(doc))
+        .schema(Some(schema));
+    let b = if list {
+        b.style(Some(ParameterStyle::Form)).explode(Some(false))
+    } else {
+        b
+    };
+    b.build()
+}
+
+/// Defines a query type; see the module documentation.
+#[macro_export]
+macro_rules! query {
+    (@ty optional $k:ty) => { Option<<$k as $crate::domain::query::QueryKind>::Value> };
+    (@ty list $k:ty) => { Vec<<$k as $crate::domain::query::QueryKind>::Value> };
+    (@ty default($d:expr) $k:ty) => { <$k as $crate::domain::query::QueryKind>::Value };
+    (@read $q:ident $name:ident optional $k:ty) => { $q.read::<$k>(stringify!($name)) };
+    (@read $q:ident $name:ident list $k:ty) => { $q.read_list::<$k>(stringify!($name)) };
+    (@read $q:ident $name:ident default($d:expr) $k:ty) => { $q.read::<$k>(stringify!($name)).unwrap_or($d) };
+    (@list list) => { true };
+    (@list $($other:tt)*) => { false };
+    (@default default($d:expr)) => { Some(serde_json::json!($d)) };
+    (@default $($other:tt)*) => { None };
+    (
+        $(#[doc = $doc:literal])*
+        $vis:vis struct $name:ident {
+            $(
+                $(#[doc = $fdoc:literal])*
+                $fvis:vis $field:ident : $mode:ident $(($d:expr))? $kind:ty
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone)]
+        $vis struct $name {
+            $( $(#[doc = $fdoc])* $fvis $field: $crate::query!(@ty $mode $(($d))? $kind), )*
+        }
+
+        impl $name {
+            /// Reads the parameters from `q`, recording every problem.
+            pub fn read(q: &mut $crate::domain::input::QueryInput) -> Self {
+                Self { $( $field: $crate::query!(@read q $field $mode $(($d))? $kind), )* }
+            }
+        }
+
+        impl utoipa::IntoParams for $name {
+            fn into_params(
+                _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+            ) -> Vec<utoipa::openapi::path::Parameter> {
+                vec![$(
+                    $crate::domain::query::parameter::<$kind>(
+                        stringify!($field),
+                        $crate::query!(@list $mode),
+                        $crate::query!(@default $mode $(($d))?),
+                        &[$($fdoc),*],
+                    ),
+                )*]
+            }
+        }
+    };
+}
