@@ -1,26 +1,29 @@
 //! The read caches: rendered response bodies of one node, per key (an organization, what
-//! is read, and the normalised query).
+//! is read, and the normalised query), read through one protocol by every cached read
+//! (job lists, CMS reads, board pages).
 //!
 //! An entry is served only while (a) the version number of what it was rendered from,
 //! read from the database on every request, is the one the entry was rendered at, and
 //! (b) the clock is before the entry's deadline (the next moment a time window changes
 //! the answer, and at most 60 s after rendering). Every write bumps the version in the
 //! same transaction as the write, so a write on any node sharing the database invalidates
-//! every node's entries at once.
+//! every node's entries at once. Concurrent misses of one key render it once: the others
+//! wait for that rendering.
 //!
-//! CMS reads key by collection ([`crate::cms::CacheKey`]), job lists by organization and
-//! query. Each cache is bounded by entry count and by bytes; the oldest entries go first.
+//! Storage, eviction and the waiting are `quick_cache`'s, bounded by entry count and by
+//! bytes.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    future::Future,
     hash::Hash,
-    sync::{
-        Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::atomic::{AtomicU64, Ordering},
 };
 
 use axum::body::Bytes;
+use quick_cache::{
+    Weighter,
+    sync::{EntryAction, EntryResult},
+};
 use sha2::{Digest, Sha256};
 
 /// Longest time an entry is served, in microseconds.
@@ -47,40 +50,33 @@ impl Rendered {
     }
 }
 
+#[derive(Clone)]
 struct Entry {
     version: i64,
     valid_until: i64,
     rendered: Rendered,
-    seq: u64,
 }
 
-struct Inner<K> {
-    map: HashMap<K, Entry>,
-    order: BTreeMap<u64, K>,
-    bytes: usize,
-    seq: u64,
+impl Entry {
+    fn fresh(&self, version: i64, now: i64) -> bool {
+        self.version == version && now < self.valid_until
+    }
 }
 
-impl<K: Hash + Eq + Clone> Inner<K> {
-    fn remove(&mut self, key: &K) {
-        if let Some(e) = self.map.remove(key) {
-            self.order.remove(&e.seq);
-            self.bytes -= e.rendered.body.len();
-        }
+/// Weighs an entry by its body's bytes.
+#[derive(Clone)]
+struct ByBytes;
+
+impl<K> Weighter<K, Entry> for ByBytes {
+    fn weight(&self, _: &K, e: &Entry) -> u64 {
+        e.rendered.body.len() as u64 + 64
     }
 }
 
 /// A bounded cache of rendered reads (one per node and kind of read).
-pub struct Cache<K> {
-    inner: Mutex<Inner<K>>,
-    max_entries: usize,
+pub struct Cache<K: Hash + Eq + Clone> {
+    entries: quick_cache::sync::Cache<K, Entry, ByBytes>,
     max_bytes: usize,
-    stats: Stats,
-}
-
-/// Counters of a cache since start.
-#[derive(Default)]
-struct Stats {
     hits: AtomicU64,
     misses: AtomicU64,
     stores: AtomicU64,
@@ -106,161 +102,126 @@ impl<K: Hash + Eq + Clone> Default for Cache<K> {
 impl<K: Hash + Eq + Clone> Cache<K> {
     pub fn new(max_entries: usize, max_bytes: usize) -> Cache<K> {
         Cache {
-            inner: Mutex::new(Inner {
-                map: HashMap::new(),
-                order: BTreeMap::new(),
-                bytes: 0,
-                seq: 0,
-            }),
-            max_entries,
+            entries: quick_cache::sync::Cache::with_weighter(
+                max_entries.max(1),
+                max_bytes as u64,
+                ByBytes,
+            ),
             max_bytes,
-            stats: Stats::default(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            stores: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner<K>> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The entry for `key` if it was rendered at `version` and `now` (microseconds since
-    /// the epoch) is before its deadline; a stale entry is dropped.
-    pub fn get(&self, key: &K, version: i64, now: i64) -> Option<Rendered> {
-        let mut inner = self.lock();
-        let fresh = match inner.map.get(key) {
-            None => {
-                self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                return None;
+    /// The rendering of `key` at `version`: a stored one while it is fresh at `now()`
+    /// (microseconds since the epoch), else the one `render` makes (with the moment it
+    /// stops being valid), stored for the next readers. While one caller renders a key,
+    /// the others wait for its rendering. `bypass` renders afresh whatever is stored.
+    pub async fn read_through<E, F, Fut>(
+        &self,
+        key: K,
+        version: i64,
+        now: impl Fn() -> i64,
+        bypass: bool,
+        render: F,
+    ) -> Result<Rendered, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<(Rendered, i64), E>>,
+    {
+        if bypass {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+            let (rendered, valid_until) = render().await?;
+            self.store(key, version, valid_until, &rendered, now());
+            return Ok(rendered);
+        }
+        if let Some(e) = self.entries.get(&key)
+            && e.fresh(version, now())
+        {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(e.rendered);
+        }
+        let at = now();
+        let guard = match self
+            .entries
+            .entry_async(&key, |_, e: &mut Entry| {
+                if e.fresh(version, at) {
+                    EntryAction::Retain(e.rendered.clone())
+                } else {
+                    EntryAction::ReplaceWithGuard
+                }
+            })
+            .await
+        {
+            EntryResult::Retained(rendered) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(rendered);
             }
-            Some(e) => e.version == version && now < e.valid_until,
+            EntryResult::Replaced(guard, _) | EntryResult::Vacant(guard) => Some(guard),
+            EntryResult::Removed(..) | EntryResult::Timeout => None,
         };
-        if fresh {
-            self.stats.hits.fetch_add(1, Ordering::Relaxed);
-            inner.map.get(key).map(|e| e.rendered.clone())
-        } else {
-            self.stats.misses.fetch_add(1, Ordering::Relaxed);
-            inner.remove(key);
-            None
-        }
-    }
-
-    /// Stores a rendering made at `version`, to be served until `valid_until` at the latest.
-    pub fn put(&self, key: K, version: i64, valid_until: i64, rendered: Rendered) {
-        let size = rendered.body.len();
-        if size > self.max_bytes / 8 || self.max_entries == 0 {
-            return;
-        }
-        self.stats.stores.fetch_add(1, Ordering::Relaxed);
-        let mut inner = self.lock();
-        inner.remove(&key);
-        while inner.map.len() >= self.max_entries || inner.bytes + size > self.max_bytes {
-            let Some((_, oldest)) = inner.order.pop_first() else {
-                break;
-            };
-            if let Some(e) = inner.map.remove(&oldest) {
-                inner.bytes -= e.rendered.body.len();
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let (rendered, valid_until) = render().await?;
+        let entry = Entry {
+            version,
+            valid_until,
+            rendered: rendered.clone(),
+        };
+        if valid_until > now() && self.storable(&rendered) {
+            self.stores.fetch_add(1, Ordering::Relaxed);
+            match guard {
+                Some(g) => {
+                    let _ = g.insert(entry);
+                }
+                None => self.entries.insert(key, entry),
             }
         }
-        inner.seq += 1;
-        let seq = inner.seq;
-        inner.order.insert(seq, key.clone());
-        inner.bytes += size;
-        inner.map.insert(
-            key,
-            Entry {
-                version,
-                valid_until,
-                rendered,
-                seq,
-            },
-        );
+        Ok(rendered)
+    }
+
+    /// A body bigger than an eighth of the budget is never stored.
+    fn storable(&self, r: &Rendered) -> bool {
+        r.body.len() <= self.max_bytes / 8
+    }
+
+    fn store(&self, key: K, version: i64, valid_until: i64, rendered: &Rendered, now: i64) {
+        if valid_until > now && self.storable(rendered) {
+            self.stores.fetch_add(1, Ordering::Relaxed);
+            self.entries.insert(
+                key,
+                Entry {
+                    version,
+                    valid_until,
+                    rendered: rendered.clone(),
+                },
+            );
+        }
     }
 
     /// Drops every entry whose key satisfies `doomed`.
     pub fn purge_where(&self, doomed: impl Fn(&K) -> bool) {
-        let mut inner = self.lock();
-        let doomed: Vec<K> = inner.map.keys().filter(|k| doomed(k)).cloned().collect();
-        for k in doomed {
-            inner.remove(&k);
-        }
+        self.entries.retain(|k, _| !doomed(k));
     }
 
     /// Number of entries and bytes held.
     pub fn size(&self) -> (usize, usize) {
-        let inner = self.lock();
-        (inner.map.len(), inner.bytes)
+        let s = self.stats();
+        (s.entries, s.bytes)
     }
 
     /// Size and counters.
     pub fn stats(&self) -> CacheStats {
-        let (entries, bytes) = self.size();
         CacheStats {
-            entries,
-            bytes,
-            hits: self.stats.hits.load(Ordering::Relaxed),
-            misses: self.stats.misses.load(Ordering::Relaxed),
-            stores: self.stats.stores.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// One lock per key being rendered, so that concurrent misses of one key render it once:
-/// the first renders while the others wait, then find the rendering in the cache (no
-/// stampede after a write or an expiry). Locks are dropped once nobody holds or awaits them.
-pub struct RenderLocks<K> {
-    locks: Mutex<HashMap<K, std::sync::Arc<tokio::sync::Mutex<()>>>>,
-}
-
-impl<K: Hash + Eq + Clone> Default for RenderLocks<K> {
-    fn default() -> RenderLocks<K> {
-        RenderLocks {
-            locks: Mutex::new(HashMap::new()),
-        }
-    }
-}
-
-/// Held while rendering one key.
-pub struct RenderGuard<'a, K: Hash + Eq + Clone> {
-    locks: &'a RenderLocks<K>,
-    key: K,
-    guard: Option<tokio::sync::OwnedMutexGuard<()>>,
-}
-
-impl<K: Hash + Eq + Clone> RenderLocks<K> {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<K, std::sync::Arc<tokio::sync::Mutex<()>>>> {
-        self.locks.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Waits until no other request renders `key`, and holds it.
-    pub async fn lock(&self, key: &K) -> RenderGuard<'_, K> {
-        let lock = self.map().entry(key.clone()).or_default().clone();
-        let guard = lock.lock_owned().await;
-        RenderGuard {
-            locks: self,
-            key: key.clone(),
-            guard: Some(guard),
-        }
-    }
-
-    /// Keys currently locked or awaited.
-    pub fn len(&self) -> usize {
-        self.map().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl<K: Hash + Eq + Clone> Drop for RenderGuard<'_, K> {
-    fn drop(&mut self) {
-        drop(self.guard.take());
-        let mut map = self.locks.map();
-        // Only the map still refers to the lock: nobody holds or awaits it.
-        if map
-            .get(&self.key)
-            .is_some_and(|l| std::sync::Arc::strong_count(l) == 1)
-        {
-            map.remove(&self.key);
+            entries: self.entries.len(),
+            bytes: self
+                .entries
+                .iter()
+                .map(|(_, e)| e.rendered.body.len())
+                .sum(),
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            stores: self.stores.load(Ordering::Relaxed),
         }
     }
 }
@@ -277,63 +238,110 @@ pub fn none_match(header: &str, etag: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::{
+        convert::Infallible,
+        sync::{Arc, atomic::AtomicUsize},
+    };
+
     use super::*;
 
     fn key(q: &str) -> (i64, String) {
         (1, q.to_string())
     }
 
-    #[test]
-    fn version_and_deadline_bound_every_entry() {
-        let c = Cache::default();
-        c.put(key("a"), 3, 1_000, Rendered::new(b"x".to_vec()));
-        assert!(c.get(&key("a"), 3, 999).is_some());
-        // The deadline (a window boundary) is exclusive.
-        assert!(c.get(&key("a"), 3, 1_000).is_none());
-        assert_eq!(c.size(), (0, 0));
-        c.put(key("a"), 3, 1_000, Rendered::new(b"x".to_vec()));
-        assert!(
-            c.get(&key("a"), 4, 0).is_none(),
-            "another version is a miss"
-        );
-        c.put(key("a"), 3, 1_000, Rendered::new(b"x".to_vec()));
-        c.purge_where(|k| k.0 == 1);
-        assert!(c.get(&key("a"), 3, 0).is_none());
-    }
-
-    #[test]
-    fn bounded_by_entries_and_bytes() {
-        let c = Cache::new(2, 800);
-        c.put(key("a"), 1, 10, Rendered::new(vec![0; 10]));
-        c.put(key("b"), 1, 10, Rendered::new(vec![0; 10]));
-        c.put(key("c"), 1, 10, Rendered::new(vec![0; 10]));
-        assert_eq!(c.size(), (2, 20));
-        assert!(c.get(&key("a"), 1, 0).is_none(), "oldest evicted");
-        c.put(key("d"), 1, 10, Rendered::new(vec![0; 100]));
-        c.put(key("e"), 1, 10, Rendered::new(vec![0; 100]));
-        assert!(c.size().1 <= 800);
-        // Bigger than an eighth of the budget: never stored.
-        c.put(key("f"), 1, 10, Rendered::new(vec![0; 101]));
-        assert!(c.get(&key("f"), 1, 0).is_none());
+    async fn read(c: &Cache<(i64, String)>, k: &str, version: i64, now: i64) -> String {
+        let r = c
+            .read_through(
+                key(k),
+                version,
+                || now,
+                false,
+                || async {
+                    Ok::<_, Infallible>((
+                        Rendered::new(format!("{k}@{version}").into_bytes()),
+                        1_000,
+                    ))
+                },
+            )
+            .await
+            .unwrap();
+        String::from_utf8(r.body.to_vec()).unwrap()
     }
 
     #[tokio::test]
-    async fn render_locks_serialise_one_key_and_clean_up() {
-        let locks = std::sync::Arc::new(RenderLocks::<(i64, String)>::default());
-        let first = locks.lock(&key("a")).await;
-        // Another key is not blocked.
-        drop(locks.lock(&key("b")).await);
-        let waiter = {
-            let locks = locks.clone();
-            tokio::spawn(async move {
-                let _g = locks.lock(&key("a")).await;
-            })
-        };
-        tokio::task::yield_now().await;
-        assert!(!waiter.is_finished(), "the second request waits");
-        drop(first);
-        waiter.await.unwrap();
-        assert!(locks.is_empty(), "no lock is kept once nobody needs it");
+    async fn version_and_deadline_bound_every_entry() {
+        let c = Cache::default();
+        assert_eq!(read(&c, "a", 3, 0).await, "a@3");
+        assert_eq!(read(&c, "a", 3, 999).await, "a@3");
+        assert_eq!(c.stats().hits, 1);
+        // The deadline (a window boundary) is exclusive: rendered again, and not stored
+        // (its deadline has passed).
+        read(&c, "a", 3, 1_000).await;
+        assert_eq!(c.stats().misses, 2);
+        // Another version is a miss.
+        assert_eq!(read(&c, "a", 4, 0).await, "a@4");
+        assert_eq!(c.stats().misses, 3);
+        c.purge_where(|k| k.0 == 1);
+        assert_eq!(c.stats().entries, 0);
+    }
+
+    #[tokio::test]
+    async fn concurrent_misses_render_once() {
+        let c = Arc::new(Cache::<(i64, String)>::default());
+        let renders = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..16 {
+            let (c, renders) = (c.clone(), renders.clone());
+            tasks.push(tokio::spawn(async move {
+                c.read_through(
+                    key("a"),
+                    1,
+                    || 0,
+                    false,
+                    || async move {
+                        renders.fetch_add(1, Ordering::SeqCst);
+                        tokio::task::yield_now().await;
+                        Ok::<_, Infallible>((Rendered::new(b"x".to_vec()), 10))
+                    },
+                )
+                .await
+                .unwrap()
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(renders.load(Ordering::SeqCst), 1);
+        assert_eq!(c.stats().stores, 1);
+        assert_eq!(c.stats().hits, 15);
+    }
+
+    #[tokio::test]
+    async fn bounded_by_bytes() {
+        let c = Cache::<(i64, String)>::new(100, 8_000);
+        for i in 0..50 {
+            c.read_through(
+                key(&i.to_string()),
+                1,
+                || 0,
+                false,
+                || async { Ok::<_, Infallible>((Rendered::new(vec![0; 500]), 10)) },
+            )
+            .await
+            .unwrap();
+        }
+        assert!(c.stats().bytes <= 8_000, "{:?}", c.stats());
+        // Bigger than an eighth of the budget: never stored.
+        c.read_through(
+            key("big"),
+            1,
+            || 0,
+            false,
+            || async { Ok::<_, Infallible>((Rendered::new(vec![0; 1_001]), 10)) },
+        )
+        .await
+        .unwrap();
+        assert!(c.entries.get(&key("big")).is_none());
     }
 
     #[test]

@@ -357,6 +357,7 @@ impl From<crate::domain::Error> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, code, message, Value::Null)
             }
             E::Store(e) => ApiError::internal(&e),
+            E::Internal(what) => ApiError::internal(&what),
         }
     }
 }

@@ -19,7 +19,7 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 pub async fn tick(app: &AppState) -> u64 {
     let now = crate::db::Ts::now();
     let mut moved = 0;
-    match crate::db::jobs::expire_due(&app.db, now).await {
+    match crate::domain::jobs::expire_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job expiry step failed"),
     }

@@ -30,8 +30,6 @@ pub struct App {
     pub jobs_cache: crate::cache::Cache<(i64, String)>,
     /// Key lookups by key hash, shared by concurrent requests (see [`crate::coalesce`]).
     pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
-    /// Job lists being rendered, so concurrent misses of one list render it once.
-    pub jobs_renders: crate::cache::RenderLocks<(i64, String)>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
     /// True once the background upgrade work (see [`Db::finish_upgrades`]) is complete.
@@ -68,7 +66,6 @@ impl App {
             metrics: Metrics::default(),
             cms_cache: crate::cms::Cache::default(),
             jobs_cache: crate::cache::Cache::default(),
-            jobs_renders: crate::cache::RenderLocks::default(),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
             upgrades_done: watch::channel(false).0,

@@ -1,6 +1,7 @@
 //! Collection schemas: field definitions as sent on `POST /cms`, and validation of an
 //! item's `data` against them.
 
+use crate::http::input::Getters;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -158,7 +159,7 @@ pub fn parse_schema(v: &Value) -> Result<Vec<FieldDef>, Vec<FieldError>> {
 
 fn parse_field(input: &mut Input) -> Option<FieldDef> {
     let name = input
-        .field("name", true, |v| match v.as_str() {
+        .field_with("name", true, |v| match v.as_str() {
             Some(s) if valid_field_name(s) => Ok(s.to_string()),
             Some(_) => Err((
                 "invalid_format",
@@ -169,7 +170,7 @@ fn parse_field(input: &mut Input) -> Option<FieldDef> {
         })
         .opt();
     let kind = input
-        .field("type", true, |v| {
+        .field_with("type", true, |v| {
             match v.as_str().and_then(FieldType::parse) {
                 Some(t) => Ok(t),
                 None => Err((
@@ -181,7 +182,7 @@ fn parse_field(input: &mut Input) -> Option<FieldDef> {
         .opt();
     let required = input.boolean("required", false).opt().unwrap_or(false);
     let options_sent = input.keys().iter().any(|k| k == "options");
-    let options = input.field("options", false, |v| {
+    let options = input.field_with("options", false, |v| {
         let arr = v
             .as_array()
             .ok_or(("invalid_type", "Must be an array of strings.".to_string()))?;

@@ -171,4 +171,8 @@ text_columns!(
     crate::db::billing::PaymentStatus,
     crate::db::billing::PaymentProvider,
     crate::db::billing::PlanInterval,
+    crate::domain::jobs::JobStatus,
+    crate::domain::jobs::JobType,
+    crate::domain::jobs::ApplyMethod,
+    crate::domain::jobs::SalaryPeriod,
 );

@@ -8,6 +8,17 @@ use uuid::Uuid;
 use super::{Db, DbResult, Ts, Tx};
 use crate::{dispatch, dispatch_tx};
 
+/// Writes one typed event into the outbox inside `tx`.
+pub async fn emit_event(
+    tx: &mut Tx,
+    org_id: i64,
+    event: &impl crate::domain::events::Event,
+) -> DbResult<Uuid> {
+    let data = serde_json::to_value(event)
+        .map_err(|e| super::StoreError::Other(sqlx::Error::Encode(Box::new(e))))?;
+    emit(tx, org_id, event.event_type(), data).await
+}
+
 /// Writes one event into the outbox inside `tx`.
 pub async fn emit(tx: &mut Tx, org_id: i64, event_type: &str, data: Value) -> DbResult<Uuid> {
     let id = Uuid::now_v7();

@@ -14,7 +14,6 @@ pub mod applications;
 pub mod categories;
 pub mod cms;
 pub mod events;
-pub mod jobs;
 pub mod keys;
 pub mod orgs;
 pub mod webhooks;
@@ -25,7 +24,13 @@ pub mod members;
 pub mod payments;
 pub mod plans;
 
-use std::{str::FromStr, time::Duration};
+use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use sqlx::{
     PgPool, SqlitePool,
@@ -89,6 +94,16 @@ impl Tx {
     }
 }
 
+/// The write queues of one database, by type.
+#[derive(Default)]
+pub struct Queues(Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl std::fmt::Debug for Queues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Queues")
+    }
+}
+
 /// The storage handle. On SQLite, writes go through a single-connection pool so that
 /// write transactions queue in process instead of failing with `SQLITE_BUSY`; reads
 /// use a pool of their own. On PostgreSQL both are the same pool.
@@ -97,9 +112,8 @@ pub struct Db {
     read: Pool,
     write: Pool,
     backend: Backend,
-    /// On SQLite, the queue of job creations that one task commits in batches (started on
-    /// first use; see [`jobs::create`]).
-    job_creates: std::sync::Arc<std::sync::OnceLock<jobs::CreateQueue>>,
+    /// Queues of writes that one task commits in batches (see [`Db::queue`]).
+    queues: std::sync::Arc<Queues>,
 }
 
 impl Db {
@@ -118,7 +132,7 @@ impl Db {
                 read: pool.clone(),
                 write: pool,
                 backend: Backend::Postgres,
-                job_creates: Default::default(),
+                queues: Default::default(),
             })
         } else if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
@@ -152,7 +166,7 @@ impl Db {
                 read: Pool::Sqlite(read),
                 write: Pool::Sqlite(write),
                 backend: Backend::Sqlite,
-                job_creates: Default::default(),
+                queues: Default::default(),
             })
         } else {
             anyhow::bail!(
@@ -162,13 +176,27 @@ impl Db {
         }
     }
 
-    /// The same database without the job creation queue (for the task that drains it).
-    fn without_queues(&self) -> Db {
+    /// The queue of type `T` of this database, made by `init` on first use. Resources keep
+    /// their write batching here (on SQLite, job creations committed together), so a
+    /// queue lives exactly as long as the handles of its database.
+    pub fn queue<T: Any + Send + Sync>(&self, init: impl FnOnce(&Db) -> T) -> Arc<T> {
+        let mut map = self.queues.0.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = map
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(init(self)) as Arc<dyn Any + Send + Sync>);
+        Arc::clone(entry)
+            .downcast::<T>()
+            .expect("a queue is stored under its own type")
+    }
+
+    /// The same database without its queues (for the task that drains one: it must not
+    /// keep the queue alive).
+    pub fn without_queues(&self) -> Db {
         Db {
             read: self.read.clone(),
             write: self.write.clone(),
             backend: self.backend,
-            job_creates: Default::default(),
+            queues: Default::default(),
         }
     }
 

@@ -42,6 +42,8 @@ pub enum Error {
     Unavailable { code: &'static str, message: String },
     /// The storage failed.
     Store(StoreError),
+    /// Something that cannot happen did (a worker panicked): logged, answered opaquely.
+    Internal(&'static str),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -77,6 +79,7 @@ impl std::fmt::Display for Error {
                 f.write_str(message)
             }
             Error::Store(e) => write!(f, "storage: {e}"),
+            Error::Internal(what) => f.write_str(what),
         }
     }
 }

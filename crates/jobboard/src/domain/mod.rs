@@ -7,9 +7,13 @@
 //! writes the change and its events in one transaction. Nothing here knows HTTP.
 
 pub mod error;
+pub mod events;
+pub mod html;
 pub mod input;
+pub mod jobs;
 pub mod kind;
 pub mod links;
+pub mod model;
 pub mod query;
 pub mod request;
 pub mod values;

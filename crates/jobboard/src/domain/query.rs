@@ -2,9 +2,9 @@
 //! struct, its reader (every bad parameter at once, unknown and repeated ones refused)
 //! and its OpenAPI parameters.
 //!
-//! Modes: `optional` (`Option`), `default(expr)` (the value, or `expr` when omitted) and
-//! `list` (a comma-separated list, documented as an array with `style: form,
-//! explode: false`; empty items are ignored).
+//! Each field reads `name: Kind = mode`. Modes: `optional` (`Option`), `default(expr)` (the value, or `expr` when omitted) and
+//! `list(max)` (a comma-separated list of at most `max` values, documented as an array
+//! with `style: form, explode: false`; empty items are ignored).
 
 use std::marker::PhantomData;
 
@@ -164,11 +164,16 @@ impl QueryInput {
         }
     }
 
-    /// Reads a comma-separated list of `K` (empty items ignored); the first bad item is
-    /// reported.
-    pub fn read_list<K: QueryKind>(&mut self, name: &str) -> Vec<K::Value> {
+    /// Reads a comma-separated list of at most `max` values of `K` (empty items
+    /// ignored); the first bad item is reported.
+    pub fn read_list<K: QueryKind>(&mut self, name: &str, max: usize) -> Vec<K::Value> {
+        let items = self.list(name);
+        if items.len() > max {
+            self.error(name, "too_long", format!("At most {max} values."));
+            return Vec::new();
+        }
         let mut out = Vec::new();
-        for item in self.list(name) {
+        for item in items {
             match K::parse(&item) {
                 Ok(v) => out.push(v),
                 Err((code, msg)) => {
@@ -184,12 +189,15 @@ impl QueryInput {
 /// The OpenAPI parameter of one query field.
 pub fn parameter<K: QueryKind>(
     name: &str,
-    list: bool,
+    list: Option<usize>,
     default: Option<serde_json::Value>,
     doc: &[&str],
 ) -> Parameter {
-    let schema = if list {
-        ArrayBuilder::new().items(K::schema()).into()
+    let schema = if let Some(max) = list {
+        ArrayBuilder::new()
+            .items(K::schema())
+            .max_items(Some(max))
+            .into()
     } else {
         match (K::schema(), default) {
             (RefOr::T(Schema::Object(mut o)), Some(d)) => {
@@ -204,7 +212,7 @@ pub fn parameter<K: QueryKind>(
         .parameter_in(ParameterIn::Query)
         .description(doc_text(doc))
         .schema(Some(schema));
-    let b = if list {
+    let b = if list.is_some() {
         b.style(Some(ParameterStyle::Form)).explode(Some(false))
     } else {
         b
@@ -216,13 +224,13 @@ pub fn parameter<K: QueryKind>(
 #[macro_export]
 macro_rules! query {
     (@ty optional $k:ty) => { Option<<$k as $crate::domain::query::QueryKind>::Value> };
-    (@ty list $k:ty) => { Vec<<$k as $crate::domain::query::QueryKind>::Value> };
+    (@ty list($n:expr) $k:ty) => { Vec<<$k as $crate::domain::query::QueryKind>::Value> };
     (@ty default($d:expr) $k:ty) => { <$k as $crate::domain::query::QueryKind>::Value };
     (@read $q:ident $name:ident optional $k:ty) => { $q.read::<$k>(stringify!($name)) };
-    (@read $q:ident $name:ident list $k:ty) => { $q.read_list::<$k>(stringify!($name)) };
+    (@read $q:ident $name:ident list($n:expr) $k:ty) => { $q.read_list::<$k>(stringify!($name), $n) };
     (@read $q:ident $name:ident default($d:expr) $k:ty) => { $q.read::<$k>(stringify!($name)).unwrap_or($d) };
-    (@list list) => { true };
-    (@list $($other:tt)*) => { false };
+    (@list list($n:expr)) => { Some($n) };
+    (@list $($other:tt)*) => { None };
     (@default default($d:expr)) => { Some(serde_json::json!($d)) };
     (@default $($other:tt)*) => { None };
     (
@@ -230,7 +238,7 @@ macro_rules! query {
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $fdoc:literal])*
-                $fvis:vis $field:ident : $mode:ident $(($d:expr))? $kind:ty
+                $fvis:vis $field:ident : $kind:ty = $mode:ident $(($d:expr))?
             ),* $(,)?
         }
     ) => {

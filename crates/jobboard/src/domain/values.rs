@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// A UTC instant with microsecond precision, written as RFC 3339 with a `Z`.
 ///
 /// Only instants from year 1 to year 9999 in UTC exist: what RFC 3339 can write back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 pub struct Ts(pub DateTime<Utc>);
 
 impl Ts {

@@ -1,5 +1,6 @@
 //! Analytics: `POST /analytics/events` (ingestion), `GET /analytics/jobs`, `GET /analytics`.
 
+use crate::http::input::Getters;
 use std::collections::HashSet;
 
 use axum::{
@@ -105,7 +106,7 @@ async fn ingest_events(
     JsonBody(mut input): JsonBody,
 ) -> ApiResult<Json<Value>> {
     auth.require("analytics:write")?;
-    let events = input.field("events", true, |v| match v.as_array() {
+    let events = input.field_with("events", true, |v| match v.as_array() {
         Some(a) if a.is_empty() => {
             Err(("too_short", "At least one event is required.".to_string()))
         }
@@ -133,7 +134,7 @@ async fn ingest_events(
         let _ = e.string("path", false, 0, 2048);
         let _ = e.string("referrer", false, 0, 2048);
         let visitor_id = e.string("visitor_id", false, 1, 200).opt();
-        let at = e.field("occurred_at", false, |v| {
+        let at = e.field_with("occurred_at", false, |v| {
             let t = check_timestamp(v)?;
             if t > now.plus(chrono::Duration::minutes(5)) {
                 Err(("out_of_range", "Must not be in the future.".to_string()))

@@ -1,6 +1,7 @@
 //! Applications: `POST /jobs/{id}/applications`, `GET /applications`,
 //! `GET /applications/{id}`, `PATCH /applications/{id}`.
 
+use crate::http::input::Getters;
 use axum::{
     Json,
     extract::{Path, State},

@@ -1,5 +1,6 @@
 //! `GET /categories`, `POST /categories`.
 
+use crate::http::input::Getters;
 use axum::{Json, extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -84,7 +85,7 @@ async fn create_category(
         .string("name", true, 1, 100)
         .opt()
         .map(|s| s.trim().to_string());
-    let slug = input.field("slug", false, |v| match v.as_str() {
+    let slug = input.field_with("slug", false, |v| match v.as_str() {
         Some(s) if valid_slug(s) => Ok(s.to_string()),
         Some(_) => Err((
             "invalid_format",

@@ -4,6 +4,7 @@
 //!
 //! List and item reads go through the per-node cache of [`crate::cache`].
 
+use crate::http::input::Getters;
 use axum::{
     Json,
     extract::{Path, State},
@@ -199,7 +200,7 @@ async fn upsert_collection(
     JsonBody(mut input): JsonBody,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     auth.require("cms:write")?;
-    let slug = input.field("slug", true, |v| match v.as_str() {
+    let slug = input.field_with("slug", true, |v| match v.as_str() {
         Some(s) if cms::valid_slug(s) => Ok(s.to_string()),
         Some(_) => Err((
             "invalid_format",
@@ -287,29 +288,26 @@ where
         collection_id: head.id,
         query,
     };
-    let now = Ts::now();
-    let hit = if bypass(headers) {
-        None
-    } else {
-        app.cms_cache.get(&key, head.version, now.micros())
-    };
-    let rendered = match hit {
-        Some(r) => r,
-        None => {
-            let body = render().await?;
-            let rendered =
-                Rendered::new(serde_json::to_vec(&body).map_err(|e| ApiError::internal(&e))?);
-            let boundary = store::next_boundary(&app.db, head.id, now).await?;
-            let deadline = boundary
-                .map_or(i64::MAX, |b| b.micros())
-                .min(now.micros() + MAX_AGE_MICROS);
-            if deadline > now.micros() {
-                app.cms_cache
-                    .put(key, head.version, deadline, rendered.clone());
-            }
-            rendered
-        }
-    };
+    let rendered = app
+        .cms_cache
+        .read_through(
+            key,
+            head.version,
+            || Ts::now().micros(),
+            bypass(headers),
+            || async {
+                let now = Ts::now();
+                let body = render().await?;
+                let rendered =
+                    Rendered::new(serde_json::to_vec(&body).map_err(|e| ApiError::internal(&e))?);
+                let boundary = store::next_boundary(&app.db, head.id, now).await?;
+                let deadline = boundary
+                    .map_or(i64::MAX, |b| b.micros())
+                    .min(now.micros() + MAX_AGE_MICROS);
+                Ok::<_, ApiError>((rendered, deadline))
+            },
+        )
+        .await?;
     Ok(cached::respond(
         rendered,
         headers,

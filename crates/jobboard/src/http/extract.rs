@@ -64,7 +64,14 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         }
         let _ = state;
         let bytes = read_limited(req.into_body()).await?;
-        Ok(JsonBody(Input::from_value(parse_json(&bytes)?)?))
+        match parse_json(&bytes)? {
+            Value::Object(map) => Ok(JsonBody(Input::new(map))),
+            _ => Err(ApiError::invalid_json(
+                "The request body must be a JSON object.",
+                None,
+                None,
+            )),
+        }
     }
 }
 

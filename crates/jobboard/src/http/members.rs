@@ -1,6 +1,7 @@
 //! `POST /members/sync`: create or update a member, with an optional access (subscription)
 //! block and an optional payment block, all in one transaction.
 
+use crate::http::input::Getters;
 use axum::{Json, extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -249,7 +250,7 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
         .object("customFields", false)
         .patch()
         .map(|o| o.map(Value::Object));
-    let access = match input.nested("access", false) {
+    let access = match input.nested_input("access", false) {
         Field::Value(mut a) => {
             let sent = a.keys();
             let names_plan = PLAN_KEYS.iter().any(|k| sent.iter().any(|s| s == k));
@@ -266,7 +267,7 @@ fn parse_sync(input: &mut Input) -> Option<MemberSync> {
         }
         _ => None,
     };
-    let payment = match input.nested("payment", false) {
+    let payment = match input.nested_input("payment", false) {
         Field::Value(mut p) => {
             let parsed = parse_payment(&mut p);
             input.absorb(p);
@@ -326,7 +327,7 @@ fn parse_access(a: &mut Input) -> AccessSync {
 /// An exact decimal amount from a JSON number (its digits as sent, never a float).
 pub fn money_field(input: &mut Input, name: &str) -> Option<Money> {
     input
-        .field(name, true, |v| match v {
+        .field_with(name, true, |v| match v {
             Value::Number(n) => Money::parse(&n.to_string()).map_err(|(c, m)| (c, m.to_string())),
             _ => Err(("invalid_type", "Must be a number.".to_string())),
         })
@@ -336,7 +337,7 @@ pub fn money_field(input: &mut Input, name: &str) -> Option<Money> {
 /// Three letters, returned upper-case.
 pub fn currency_field(input: &mut Input, name: &str) -> Option<String> {
     input
-        .field(name, true, |v| match v.as_str() {
+        .field_with(name, true, |v| match v.as_str() {
             Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_alphabetic()) => {
                 Ok(s.to_ascii_uppercase())
             }

@@ -12,7 +12,6 @@ pub mod analytics;
 pub mod applications;
 pub mod categories;
 pub mod cms;
-mod job_input;
 pub mod jobs;
 pub mod members;
 pub mod plans;

@@ -1,5 +1,6 @@
 //! `GET /plans`, `POST /plans`.
 
+use crate::http::input::Getters;
 use axum::{Json, extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

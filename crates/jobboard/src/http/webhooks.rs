@@ -2,6 +2,7 @@
 //! /webhooks/{id}`, `GET /webhooks/{id}/deliveries`,
 //! `POST /webhooks/{id}/deliveries/{delivery_id}/retry`, `POST /webhooks/{id}/test`.
 
+use crate::http::input::Getters;
 use axum::{
     Json,
     extract::{Path, State},
@@ -215,7 +216,7 @@ async fn read_target_url(app: &AppState, input: &mut Input, required: bool) -> O
 }
 
 fn read_secret(input: &mut Input) -> db_field::Secret {
-    match input.field("secret", false, |v| super::input::check_string(v, 16, 1024)) {
+    match input.field_with("secret", false, |v| super::input::check_string(v, 16, 1024)) {
         super::input::Field::Absent => db_field::Secret::Keep,
         super::input::Field::Null => db_field::Secret::Clear,
         super::input::Field::Value(s) => db_field::Secret::Set(s),

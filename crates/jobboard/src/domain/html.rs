@@ -1,0 +1,223 @@
+//! User-given HTML (job descriptions): sanitised with an allow-list before it is stored,
+//! and its plain text for search and plain-text renderings.
+//!
+//! HTML parsing can cost time that grows faster than the input with deep nesting (an
+//! HTML parser looks through its stack of open elements at each tag), so input is
+//! refused past [`MAX_DEPTH`] levels, estimated by one linear scan, and the parsing runs
+//! on the blocking pool, a few at a time, never on the threads that serve requests.
+
+use std::sync::LazyLock;
+
+use tokio::sync::Semaphore;
+
+/// Deepest nesting of elements accepted.
+pub const MAX_DEPTH: usize = 100;
+
+/// Why HTML was refused before sanitising.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Elements nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// The sanitiser did not finish (it panicked): an internal failure.
+    Failed,
+}
+
+/// Sanitised HTML and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clean {
+    pub html: String,
+    pub text: String,
+}
+
+/// At most this many sanitisations run at once (each on a blocking thread).
+static SANITISERS: LazyLock<Semaphore> = LazyLock::new(|| {
+    Semaphore::new(
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2),
+    )
+});
+
+/// Sanitises `html` off the request threads (see the module documentation).
+pub async fn sanitize(html: String) -> Result<Clean, Refused> {
+    if nesting_depth(&html) > MAX_DEPTH {
+        return Err(Refused::TooDeep);
+    }
+    let _permit = SANITISERS.acquire().await.ok();
+    tokio::task::spawn_blocking(move || sanitize_now(&html))
+        .await
+        .map_err(|_| Refused::Failed)
+}
+
+/// Sanitises on the calling thread (callers that already run off the request threads,
+/// and tests). Refuses nothing: check [`nesting_depth`] first.
+pub fn sanitize_now(html: &str) -> Clean {
+    let clean = ammonia::clean(html);
+    let text = html_text(&clean);
+    Clean { html: clean, text }
+}
+
+/// Elements that never have content.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+
+/// Elements that an opening tag of the same group closes implicitly (an `li` closes the
+/// open `li`, a `p` the open `p`, ...), as HTML parsers do.
+fn closes_open(tag: &str, open: &str) -> bool {
+    match tag {
+        "li" => open == "li",
+        "dt" | "dd" => matches!(open, "dt" | "dd"),
+        "tr" => matches!(open, "tr" | "td" | "th"),
+        "td" | "th" => matches!(open, "td" | "th"),
+        "option" => open == "option",
+        "p" | "div" | "ul" | "ol" | "dl" | "table" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+        | "pre" | "blockquote" | "section" | "article" | "header" | "footer" => open == "p",
+        _ => false,
+    }
+}
+
+/// An estimate of how deeply the elements of `html` nest, from one linear scan of its
+/// tags (implicit end tags of list items, paragraphs and table cells included). Stops
+/// counting once past [`MAX_DEPTH`].
+pub fn nesting_depth(html: &str) -> usize {
+    let mut stack: Vec<String> = Vec::new();
+    let mut deepest = 0;
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    while let Some(off) = html[i..].find('<') {
+        let start = i + off + 1;
+        let Some(end_off) = html[start..].find('>') else {
+            break;
+        };
+        let end = start + end_off;
+        i = end + 1;
+        let inner = &html[start..end];
+        if inner.starts_with('!') || inner.starts_with('?') {
+            continue;
+        }
+        let (closing, body) = match inner.strip_prefix('/') {
+            Some(b) => (true, b),
+            None => (false, inner),
+        };
+        let name: String = body
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if name.is_empty() {
+            continue;
+        }
+        if closing {
+            if let Some(pos) = stack.iter().rposition(|t| *t == name) {
+                stack.truncate(pos);
+            }
+            continue;
+        }
+        if VOID.contains(&name.as_str()) || bytes[end - 1] == b'/' {
+            continue;
+        }
+        while stack.last().is_some_and(|open| closes_open(&name, open)) {
+            stack.pop();
+        }
+        stack.push(name);
+        deepest = deepest.max(stack.len());
+        if deepest > MAX_DEPTH {
+            return deepest;
+        }
+    }
+    deepest
+}
+
+/// The text of serialised (sanitised) HTML: tags become spaces, entities are decoded,
+/// white space is collapsed.
+pub fn html_text(html: &str) -> String {
+    let mut raw = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                raw.push(' ');
+            }
+            _ if !in_tag => raw.push(c),
+            _ => {}
+        }
+    }
+    let decoded = decode_entities(&raw);
+    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn decode_entities(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest.find(';').filter(|&e| e <= 10);
+        let decoded = end.and_then(|e| {
+            let name = &rest[1..e];
+            let c = match name {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some(' '),
+                _ => name
+                    .strip_prefix("#x")
+                    .or_else(|| name.strip_prefix("#X"))
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
+                    .and_then(char::from_u32),
+            };
+            c.map(|c| (c, e))
+        });
+        match decoded {
+            Some((c, e)) => {
+                out.push(c);
+                rest = &rest[e + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_sanitised_and_stripped() {
+        let c = sanitize_now(
+            "<p onclick=\"x()\">Hello <b>Rust</b> &amp; <a href=\"javascript:alert(1)\">friends</a></p><script>alert(1)</script>",
+        );
+        assert!(!c.html.contains("script"), "{}", c.html);
+        assert!(!c.html.contains("onclick"), "{}", c.html);
+        assert!(!c.html.contains("javascript"), "{}", c.html);
+        assert!(c.html.contains("<b>Rust</b>"), "{}", c.html);
+        assert_eq!(c.text, "Hello Rust & friends");
+        assert_eq!(
+            html_text("a&lt;b&#62;c &#x41; &bogus; &"),
+            "a<b>c A &bogus; &"
+        );
+    }
+
+    #[test]
+    fn nesting_is_estimated_with_implicit_end_tags() {
+        assert_eq!(nesting_depth("<p>a</p><p>b</p>"), 1);
+        assert_eq!(nesting_depth("<ul><li>a<li>b<li>c</ul>"), 2);
+        assert_eq!(nesting_depth("<p>a<p>b<p>c"), 1);
+        assert_eq!(nesting_depth("<div><br><img src=x><hr/></div>"), 1);
+        assert!(nesting_depth(&"<ul><li>".repeat(12_000)) > MAX_DEPTH);
+        assert!(nesting_depth(&"<div>".repeat(101)) > MAX_DEPTH);
+        assert_eq!(nesting_depth(&"<div>".repeat(100)), 100);
+    }
+}
