@@ -226,11 +226,18 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             return;
         }
     };
+    let url = app.config.mail.smtp_url.as_deref().unwrap_or_default();
     tracing::info!(
-        smtp = %redact_url(app.config.mail.smtp_url.as_deref().unwrap_or_default()),
+        smtp = %redact_url(url),
         concurrency = sender.concurrency,
         "mail worker started"
     );
+    if url.starts_with("smtp://") && redact_url(url) != url && !url.contains("tls=required") {
+        tracing::warn!(
+            "mail.smtp_url has a password but does not require TLS: it may travel unencrypted \
+             (use smtps:// or ?tls=required)"
+        );
+    }
     let db = app.db.clone();
     if db.backend() == Backend::Sqlite {
         // One node: leases left by a previous process are void.
