@@ -25,6 +25,9 @@ pub mod message;
 pub mod store;
 pub mod worker;
 
+/// The clock of [`drain_with`]: the real one, or a chosen instant (tests step through
+/// retry schedules with it).
+pub use crate::webhooks::Clock;
 pub use config::{MailConfig, MailLayer};
 pub use message::Message;
 pub use store::{EnqueueError, Mail, Status, enqueue};

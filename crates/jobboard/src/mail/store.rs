@@ -35,6 +35,19 @@ impl Status {
     }
 }
 
+impl TryFrom<String> for Status {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Status, String> {
+        match s.as_str() {
+            "queued" => Ok(Status::Queued),
+            "sent" => Ok(Status::Sent),
+            "failed" => Ok(Status::Failed),
+            _ => Err(format!("unknown mail status {s:?}")),
+        }
+    }
+}
+
 /// A mail as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Mail {
@@ -47,8 +60,8 @@ pub struct Mail {
     pub html_body: Option<String>,
     pub headers: Json<Map<String, Value>>,
     pub message_id: String,
-    /// `queued`, `sent` or `failed` (see [`Status`]).
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
     /// Hand-overs tried so far (the successful one included).
     pub attempts: i64,
     /// When the next hand-over is due; null unless queued.
@@ -66,14 +79,6 @@ impl Mail {
             .iter()
             .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
             .collect()
-    }
-
-    pub fn status(&self) -> Status {
-        match self.status.as_str() {
-            "sent" => Status::Sent,
-            "failed" => Status::Failed,
-            _ => Status::Queued,
-        }
     }
 }
 

@@ -7,9 +7,8 @@ use std::time::Duration;
 use jobboard::{
     config::Config,
     db::{Ts, events},
-    mail::{self, EnqueueError, Message, Status, drain, drain_with, store},
+    mail::{self, Clock, EnqueueError, Message, Status, drain, drain_with, store},
     server::App,
-    webhooks::Clock,
 };
 use uuid::Uuid;
 
@@ -120,7 +119,7 @@ async fn committed_mail_arrives_once_with_every_part(b: Backend) {
     let id = mail::enqueue(&mut tx, t.org_id, &msg).await.unwrap();
     tx.commit().await.unwrap();
     let queued = stored(&t, id).await;
-    assert_eq!(queued.status(), Status::Queued);
+    assert_eq!(queued.status, Status::Queued);
     assert_eq!(queued.attempts, 0);
     assert!(queued.message_id.starts_with('<') && queued.message_id.ends_with(">"));
     assert_eq!(metric(&t, "jobboard_mail_queued").await, 1.0);
@@ -168,7 +167,7 @@ async fn committed_mail_arrives_once_with_every_part(b: Backend) {
     assert!((date - queued.created_at.unix_seconds()).abs() <= 1);
 
     let sent = stored(&t, id).await;
-    assert_eq!(sent.status(), Status::Sent);
+    assert_eq!(sent.status, Status::Sent);
     assert_eq!(sent.attempts, 1);
     assert!(sent.sent_at.is_some() && sent.next_attempt_at.is_none());
     // Sent once: nothing is due any more, now or later.
@@ -233,7 +232,7 @@ async fn invalid_mail_is_refused_in_the_callers_transaction(b: Backend) {
         .await
         .unwrap();
     assert_eq!(drain(&t.app).await, 0);
-    assert_eq!(stored(&t, id).await.status(), Status::Queued);
+    assert_eq!(stored(&t, id).await.status, Status::Queued);
     assert_eq!(metric(&t, "jobboard_mail_queued").await, 1.0);
 }
 
@@ -254,7 +253,7 @@ async fn temporary_refusals_are_retried_on_schedule(b: Backend) {
     assert_eq!(drain(&t.app).await, 2);
     for id in [ada, bob] {
         let m = stored(&t, id).await;
-        assert_eq!((m.status(), m.attempts), (Status::Queued, 1));
+        assert_eq!((m.status, m.attempts), (Status::Queued, 1));
         let due = m.next_attempt_at.unwrap().micros() - start.micros();
         assert!((54_000_000..=70_000_000).contains(&due), "due in {due} us");
     }
@@ -267,7 +266,7 @@ async fn temporary_refusals_are_retried_on_schedule(b: Backend) {
     let second = in_seconds(70);
     assert_eq!(drain_with(&t.app, Clock::At(second)).await, 2);
     let m = stored(&t, ada).await;
-    assert_eq!((m.status(), m.attempts), (Status::Queued, 2));
+    assert_eq!((m.status, m.attempts), (Status::Queued, 2));
     let due = m.next_attempt_at.unwrap().micros() - second.micros();
     assert!(
         (270_000_000..=330_000_000).contains(&due),
@@ -285,9 +284,9 @@ async fn temporary_refusals_are_retried_on_schedule(b: Backend) {
     );
     assert_eq!(sink.rcpt_attempts("ada@example.com"), 3);
     let m = stored(&t, ada).await;
-    assert_eq!((m.status(), m.attempts), (Status::Sent, 3));
+    assert_eq!((m.status, m.attempts), (Status::Sent, 3));
     let m = stored(&t, bob).await;
-    assert_eq!((m.status(), m.attempts), (Status::Failed, 3));
+    assert_eq!((m.status, m.attempts), (Status::Failed, 3));
     assert!(m.last_error.unwrap().contains("452"));
     assert_eq!(drain_with(&t.app, Clock::At(in_seconds(86_400))).await, 0);
     assert_eq!(metric(&t, "jobboard_mail_queued").await, 0.0);
@@ -315,7 +314,7 @@ async fn unreachable_server_is_retried_and_queued_mail_waits(b: Backend) {
         .unwrap();
     assert_eq!(drain(&t.app).await, 1);
     let m = stored(&t, id).await;
-    assert_eq!((m.status(), m.attempts), (Status::Queued, 1));
+    assert_eq!((m.status, m.attempts), (Status::Queued, 1));
     assert!(m.last_error.is_some());
     // A node with a working server sends it once it is due.
     let sink = SmtpSink::start().await;
@@ -326,7 +325,7 @@ async fn unreachable_server_is_retried_and_queued_mail_waits(b: Backend) {
     assert_eq!(drain_with(&node, Clock::At(in_seconds(120))).await, 1);
     assert_eq!(sink.received().len(), 1);
     let m = stored(&t, id).await;
-    assert_eq!((m.status(), m.attempts), (Status::Sent, 2));
+    assert_eq!((m.status, m.attempts), (Status::Sent, 2));
 }
 
 async fn permanent_refusals_fail_without_retry(b: Backend) {
@@ -346,11 +345,11 @@ async fn permanent_refusals_fail_without_retry(b: Backend) {
     assert_eq!(drain(&t.app).await, 3);
     for (id, code) in [(gone, "550"), (spam, "554")] {
         let m = stored(&t, id).await;
-        assert_eq!((m.status(), m.attempts), (Status::Failed, 1));
+        assert_eq!((m.status, m.attempts), (Status::Failed, 1));
         assert!(m.next_attempt_at.is_none());
         assert!(m.last_error.unwrap().contains(code));
     }
-    assert_eq!(stored(&t, fine).await.status(), Status::Sent);
+    assert_eq!(stored(&t, fine).await.status, Status::Sent);
     // Never tried again.
     assert_eq!(drain_with(&t.app, Clock::At(in_seconds(86_400))).await, 0);
     assert_eq!(sink.rcpt_attempts("gone@example.com"), 1);
