@@ -264,17 +264,6 @@ pub async fn release(db: &Db, owner: Uuid, ids: &[Uuid]) -> DbResult<()> {
     Ok(())
 }
 
-/// Drops every lease (at start-up of a single-node SQLite service, whose previous process
-/// is gone).
-pub async fn release_all(db: &Db) -> DbResult<u64> {
-    dispatch!(db.writer(), p => {
-        Ok(sqlx::query("UPDATE mail_outbox SET lease_owner = NULL, lease_until = NULL WHERE lease_until IS NOT NULL")
-            .execute(p)
-            .await?
-            .rows_affected())
-    })
-}
-
 /// Mails waiting for a hand-over, and mails failed for good (the queue depth). Each count
 /// reads its own partial index.
 pub async fn counts(db: &Db) -> DbResult<(i64, i64)> {

@@ -28,7 +28,7 @@ use super::{
     store::{self, MAIL_CHANNEL, MAIL_WAKE, Mail},
 };
 use crate::{
-    db::{Backend, Db, Ts, redact_url},
+    db::{Db, Ts, redact_url},
     server::App,
     webhooks::Clock,
 };
@@ -238,13 +238,10 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
              (use smtps:// or ?tls=required)"
         );
     }
+    // Leases left by a crashed process are not dropped here, not even on SQLite: they run
+    // out by themselves (time-out plus margin), and a lease broken early could let a mail
+    // being handed over by another claimer of this database go out twice.
     let db = app.db.clone();
-    if db.backend() == Backend::Sqlite {
-        // One node: leases left by a previous process are void.
-        if let Err(e) = store::release_all(&db).await {
-            tracing::warn!(error = ?e, "releasing stale mail leases failed");
-        }
-    }
     let listener = db
         .pg()
         .cloned()
