@@ -28,6 +28,8 @@ pub struct Layer {
     pub trusted_proxies: Option<Vec<String>>,
     #[serde(default)]
     pub webhooks: WebhookLayer,
+    #[serde(default)]
+    pub mail: crate::mail::MailLayer,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -77,6 +79,7 @@ impl Layer {
             concurrency,
             concurrency_per_target
         );
+        self.mail = self.mail.overlay(&top.mail);
         self
     }
 }
@@ -100,6 +103,7 @@ pub struct Config {
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
     pub trusted_proxies: Vec<crate::webhooks::ssrf::Cidr>,
     pub webhooks: WebhookConfig,
+    pub mail: crate::mail::MailConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -209,6 +213,7 @@ impl Config {
                 concurrency,
                 concurrency_per_target: per_target,
             },
+            mail: crate::mail::MailConfig::resolve(l.mail)?,
         })
     }
 }
@@ -259,6 +264,17 @@ mod tests {
         assert_eq!(c.webhooks.timeout, Duration::from_secs(15));
         assert_eq!(c.webhooks.disable_after, Duration::from_secs(5 * 24 * 3600));
         assert!(c.api && c.worker && c.scheduler);
+        let mail: Vec<u64> = c
+            .mail
+            .retry_schedule
+            .iter()
+            .map(Duration::as_secs)
+            .collect();
+        assert_eq!(mail, [60, 300, 1800, 7200, 21600]);
+        assert!(
+            !c.mail.enabled(),
+            "no mail is sent unless an SMTP server is set"
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! jobboard: the Job Board Service API server.
 //!
 //! Data flows one way: HTTP (`http`) → validated input → storage (`db`, one transaction
-//! per change, events in the outbox) → response. Background roles (webhook worker,
-//! scheduler) use the same storage functions.
+//! per change, events and mail in their outboxes) → response. Background roles (webhook
+//! and mail workers, scheduler) use the same storage functions.
 
 #![forbid(unsafe_code)]
 
@@ -16,6 +16,7 @@ pub mod domain;
 pub mod error;
 pub mod hll;
 pub mod http;
+pub mod mail;
 pub mod metrics;
 pub mod ratelimit;
 pub mod scheduler;

@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the API, the webhook worker and the scheduler.
+    /// Run the API, the webhook and mail workers and the scheduler.
     Serve(ServeArgs),
     /// Apply database migrations.
     Migrate,
@@ -59,7 +59,7 @@ struct ServeArgs {
     /// Do not serve the HTTP API (worker or scheduler node).
     #[arg(long)]
     no_api: bool,
-    /// Do not run the webhook delivery worker.
+    /// Do not run the webhook delivery and mail workers.
     #[arg(long)]
     no_worker: bool,
     /// Do not run the scheduler (expiry of jobs and CMS items).
@@ -220,6 +220,7 @@ fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
             concurrency: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY")?,
             concurrency_per_target: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY_PER_TARGET")?,
         },
+        mail: jobboard::mail::MailLayer::from_env()?,
         ..Layer::default()
     };
     if let Command::Serve(s) = &cli.command {

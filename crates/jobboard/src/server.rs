@@ -46,6 +46,7 @@ impl App {
     /// Connects to the database and applies migrations.
     pub async fn start(config: Config) -> anyhow::Result<AppState> {
         crate::error::set_public_url(&config.public_url);
+        crate::mail::message::set_message_id_domain(config.mail.from.as_ref());
         let db = Db::connect(&config.database, config.db_max_connections).await?;
         let applied = db.migrate().await?;
         if !applied.is_empty() {
@@ -223,12 +224,15 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             stop.clone(),
         )));
     }
-    // Webhook delivery worker.
+    // Webhook delivery worker, and the mail worker (when an SMTP server is configured).
     if app.config.worker {
         tasks.push(tokio::spawn(crate::webhooks::run(
             app.clone(),
             stop.clone(),
         )));
+        if app.config.mail.enabled() {
+            tasks.push(tokio::spawn(crate::mail::run(app.clone(), stop.clone())));
+        }
     }
     tasks
 }

@@ -33,6 +33,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(6, "0006_applications_analytics"),
     migration!(7, "0007_analytics_sketches"),
     migration!(8, "0008_job_list_versions"),
+    migration!(10, "0010_mail"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

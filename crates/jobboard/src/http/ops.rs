@@ -55,6 +55,13 @@ async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
             "# HELP jobboard_webhook_deliveries_pending Webhook deliveries waiting for an attempt (the delivery queue depth).\n# TYPE jobboard_webhook_deliveries_pending gauge\njobboard_webhook_deliveries_pending {deliveries}\n"
         );
     let mut body = body;
+    let (queued, failed) = crate::mail::store::counts(&app.db)
+        .await
+        .map(|(q, f)| (q as f64, f as f64))
+        .unwrap_or((f64::NAN, f64::NAN));
+    body.push_str(&format!(
+        "# HELP jobboard_mail_queued Mails waiting to be handed to the SMTP server (the mail queue depth).\n# TYPE jobboard_mail_queued gauge\njobboard_mail_queued {queued}\n# HELP jobboard_mail_failed Mails refused for good or out of retries, kept in the outbox.\n# TYPE jobboard_mail_failed gauge\njobboard_mail_failed {failed}\n"
+    ));
     let caches = [
         ("jobs", app.jobs_cache.stats()),
         ("cms", app.cms_cache.stats()),
