@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod app;
 pub mod auth;
 pub mod cache;
 pub mod cms;
@@ -18,6 +19,7 @@ pub mod hll;
 pub mod http;
 pub mod mail;
 pub mod metrics;
+pub mod periodic;
 pub mod ratelimit;
 pub mod scheduler;
 pub mod server;

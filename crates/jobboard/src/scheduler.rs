@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::server::AppState;
+use crate::app::AppState;
 
 /// How often the scheduler looks for due transitions.
 pub const PERIOD: Duration = Duration::from_secs(1);
@@ -32,7 +32,7 @@ pub async fn tick(app: &AppState) -> u64 {
 
 /// Runs [`tick`] every [`PERIOD`] until `stop`.
 pub async fn run(app: AppState, stop: watch::Receiver<bool>) {
-    crate::server::every(PERIOD, stop, || {
+    crate::periodic::every(PERIOD, stop, || {
         let app = app.clone();
         async move {
             tick(&app).await;

@@ -1,13 +1,16 @@
-//! Text helpers shared by resources.
+//! Slugs: ASCII, lower-case words joined by `-`.
+//!
+//! Letters of the Latin script are transliterated by `deunicode` (`é` → `e`, `ł` → `l`,
+//! `ß` → `ss`); letters of other scripts separate words instead: a romanised reading of,
+//! say, a Japanese title is often wrong, and a slug that reads wrong is worse than the
+//! neutral fallback the caller chooses (`job`).
 
 /// An ASCII, lower-case slug: letters and digits, words joined by `-`, at most `max` bytes.
-/// Accented Latin letters lose their accents; other characters separate words.
 pub fn slugify(input: &str, max: usize) -> String {
     let mut out = String::with_capacity(input.len().min(max));
     let mut dash = false;
     for c in input.chars() {
-        let mapped = fold(c);
-        for m in mapped.chars() {
+        for m in fold(c).chars() {
             if m.is_ascii_alphanumeric() {
                 if dash && !out.is_empty() {
                     out.push('-');
@@ -26,29 +29,28 @@ pub fn slugify(input: &str, max: usize) -> String {
     out.trim_end_matches('-').to_string()
 }
 
+/// What one character contributes to a slug (non-alphanumeric output separates words).
 fn fold(c: char) -> &'static str {
     match c {
-        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'À' | 'Á' | 'Â' | 'Ã' | 'Ä' | 'Å' => "a",
-        'æ' | 'Æ' => "ae",
-        'ç' | 'Ç' => "c",
-        'è' | 'é' | 'ê' | 'ë' | 'È' | 'É' | 'Ê' | 'Ë' => "e",
-        'ì' | 'í' | 'î' | 'ï' | 'Ì' | 'Í' | 'Î' | 'Ï' => "i",
-        'ñ' | 'Ñ' => "n",
-        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'Ò' | 'Ó' | 'Ô' | 'Õ' | 'Ö' | 'Ø' => "o",
-        'ù' | 'ú' | 'û' | 'ü' | 'Ù' | 'Ú' | 'Û' | 'Ü' => "u",
-        'ý' | 'ÿ' | 'Ý' => "y",
-        'ß' => "ss",
         '+' => "plus",
         '#' => "sharp",
-        c if c.is_ascii_alphanumeric() => ascii(c),
+        c if c.is_ascii() => {
+            if c.is_ascii_alphanumeric() {
+                // Any ASCII letter or digit stands for itself.
+                deunicode::deunicode_char(c).unwrap_or(" ")
+            } else {
+                " "
+            }
+        }
+        c if is_latin(c) => deunicode::deunicode_char(c).unwrap_or(" "),
         _ => " ",
     }
 }
 
-fn ascii(c: char) -> &'static str {
-    const TABLE: &str = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let i = TABLE.find(c).unwrap_or(0);
-    &TABLE[i..i + 1]
+/// Letters of the Latin script beyond ASCII (Latin-1 Supplement to Latin Extended-B,
+/// and Latin Extended Additional).
+fn is_latin(c: char) -> bool {
+    matches!(c as u32, 0xC0..=0x24F | 0x1E00..=0x1EFF) && c.is_alphabetic()
 }
 
 #[cfg(test)]
@@ -63,6 +65,7 @@ mod tests {
         );
         assert_eq!(slugify("  Café Société  ", 80), "cafe-societe");
         assert_eq!(slugify("C++ / C# dev", 80), "cplusplus-csharp-dev");
+        assert_eq!(slugify("Łódź Straße Ærø", 80), "lodz-strasse-aero");
         assert_eq!(slugify("日本語", 80), "");
         assert_eq!(slugify("aaaa bbbb", 6), "aaaa-b");
         assert_eq!(slugify("aaaa bbbb", 5), "aaaa");

@@ -22,13 +22,13 @@ use super::{
     input::{Input, check_timestamp, parse_uuid},
 };
 use crate::{
+    app::AppState,
     db::{
         Ts,
         analytics::{self, Hit, Kind, Table},
         applications,
     },
     error::ApiResult,
-    server::AppState,
 };
 
 /// Events accepted in one request.

@@ -14,9 +14,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, JsonBody, Query, docs::Pagination, extract::path_id};
 use crate::{
+    app::AppState,
     db::applications::{self, Application, Filter, NewApplication, STATUSES},
     error::{ApiError, ApiResult},
-    server::AppState,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -12,11 +12,11 @@ use serde_json::json;
 
 use super::extract::Auth;
 use crate::{
+    app::AppState,
     auth::{hash_key, looks_like_key},
     db::{Ts, keys},
     error::ApiError,
     ratelimit::{Decision, WINDOW},
-    server::AppState,
 };
 
 /// Authenticates `x-api-key`, applies the key's read or write bucket, and adds the

@@ -24,6 +24,7 @@ use super::{
     input::Field,
 };
 use crate::{
+    app::AppState,
     cache::{MAX_AGE_MICROS, Rendered},
     cms::{
         self, CacheKey, ITEM_STATUSES, VISIBILITIES,
@@ -34,7 +35,6 @@ use crate::{
         cms::{self as store, Collection, Head, Item, ItemChanges, ListFilter, NewItem},
     },
     error::{ApiError, ApiResult},
-    server::AppState,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

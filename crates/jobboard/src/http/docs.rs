@@ -14,7 +14,7 @@ use utoipa::{
 };
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::{error::CODES, server::AppState};
+use crate::{app::AppState, error::CODES};
 
 /// The error envelope every failure is answered with.
 #[derive(Serialize, ToSchema)]

@@ -157,12 +157,12 @@ pub fn path_id(raw: &str, resource: &str) -> ApiResult<Uuid> {
 /// The client's address (see [`client_ip`]).
 pub struct ClientAddr(pub Option<std::net::IpAddr>);
 
-impl FromRequestParts<crate::server::AppState> for ClientAddr {
+impl FromRequestParts<crate::app::AppState> for ClientAddr {
     type Rejection = ApiError;
 
     async fn from_request_parts(
         parts: &mut Parts,
-        app: &crate::server::AppState,
+        app: &crate::app::AppState,
     ) -> Result<Self, Self::Rejection> {
         Ok(ClientAddr(client_ip(
             &parts.extensions,

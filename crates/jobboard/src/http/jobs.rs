@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, cached, extract};
 use crate::{
+    app::AppState,
     cache::{MAX_AGE_MICROS, Rendered},
     domain::{
         Ts,
@@ -21,7 +22,6 @@ use crate::{
         },
     },
     error::{ApiError, ApiResult},
-    server::AppState,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

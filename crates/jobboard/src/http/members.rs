@@ -14,6 +14,7 @@ use super::{
     input::{Field, Input},
 };
 use crate::{
+    app::AppState,
     db::{
         Ts,
         access::{Access, AccessSync},
@@ -23,7 +24,6 @@ use crate::{
         plans::PlanRef,
     },
     error::{ApiError, ApiResult},
-    server::AppState,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -32,8 +32,8 @@ use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
 use crate::{
+    app::AppState,
     error::{ApiError, REQUEST_ID},
-    server::AppState,
 };
 
 pub use extract::{Auth, JsonBody, MAX_BODY_BYTES, Query};
@@ -209,7 +209,7 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::{config::Config, server::App};
+    use crate::{app::App, config::Config};
 
     async fn app_with(extra: Router<AppState>, timeout: Duration) -> Router {
         let mut config = Config::with_database("sqlite::memory:");

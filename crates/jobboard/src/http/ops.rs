@@ -9,7 +9,7 @@ use axum::{
 };
 use serde_json::json;
 
-use crate::{cache::CacheStats, db::events, server::AppState};
+use crate::{app::AppState, cache::CacheStats, db::events};
 
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -12,12 +12,12 @@ use super::{
     members::{currency_field, money_field},
 };
 use crate::{
+    app::AppState,
     db::{
         billing::{Money, PlanInterval},
         plans::{self, CreateError, NewPlan, Plan},
     },
     error::{ApiError, ApiResult},
-    server::AppState,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

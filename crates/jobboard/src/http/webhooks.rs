@@ -16,12 +16,12 @@ use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, extract::path_id, input::Input};
 use crate::{
+    app::AppState,
     db::{
         self, Ts,
         webhooks::{self as store, Attempt, Delivery, Subscription, SubscriptionPatch},
     },
     error::{ApiError, ApiResult},
-    server::AppState,
     webhooks::{self, ssrf::Policy},
 };
 

@@ -33,7 +33,7 @@ pub use message::Message;
 pub use store::{EnqueueError, Mail, Status, enqueue};
 pub use worker::{drain, drain_with, run};
 
-use crate::{db::Db, server::App};
+use crate::{app::App, db::Db};
 
 /// True when this service sends mail (an SMTP server is configured). Features that exist
 /// only to send mail answer `409` when it is false.

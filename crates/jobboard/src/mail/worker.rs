@@ -28,8 +28,8 @@ use super::{
     store::{self, MAIL_CHANNEL, MAIL_WAKE, Mail},
 };
 use crate::{
+    app::App,
     db::{Db, Ts, redact_url},
-    server::App,
     webhooks::Clock,
 };
 

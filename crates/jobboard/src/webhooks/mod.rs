@@ -26,13 +26,13 @@ use tokio::{sync::watch, task::JoinSet};
 use uuid::Uuid;
 
 use crate::{
+    app::AppState,
     config::WebhookConfig,
     db::{
         Backend, Db, Ts,
         events::{OUTBOX_CHANNEL, OUTBOX_WAKE},
         webhooks::{self as store, Claimed, Next, Outcome, Subscription},
     },
-    server::AppState,
 };
 
 /// The most of a response body kept in the attempt log.

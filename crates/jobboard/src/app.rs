@@ -1,0 +1,116 @@
+//! The state every request and background task shares: the database, the settings, the
+//! limiters, the caches, and the bootstrap of an empty database.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::{
+    config::Config,
+    db::{Db, Ts, keys, orgs},
+    metrics::Metrics,
+    ratelimit::RateLimiter,
+};
+
+/// State shared by every request and background task.
+pub struct App {
+    pub db: Db,
+    pub config: Config,
+    pub limiter: RateLimiter,
+    pub metrics: Metrics,
+    /// Rendered CMS reads of this node.
+    pub cms_cache: crate::cms::Cache,
+    /// Rendered job lists of this node, by organization and normalised query.
+    pub jobs_cache: crate::cache::Cache<(i64, String)>,
+    /// Key lookups by key hash, shared by concurrent requests (see [`crate::coalesce`]).
+    pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
+    /// Counts the scheduler's completed passes, so callers can await one.
+    pub scheduler_passes: watch::Sender<u64>,
+    /// True once the background upgrade work (see [`Db::finish_upgrades`]) is complete.
+    pub upgrades_done: watch::Sender<bool>,
+    key_usage: Mutex<HashMap<Uuid, Ts>>,
+}
+
+pub type AppState = Arc<App>;
+
+/// The outcome of looking up a key by its hash.
+pub type KeyLookup = Result<Option<keys::KeyAuth>, Arc<crate::db::StoreError>>;
+
+impl App {
+    /// Connects to the database and applies migrations.
+    pub async fn start(config: Config) -> anyhow::Result<AppState> {
+        crate::error::set_public_url(&config.public_url);
+        crate::mail::message::set_message_id_domain(config.mail.from.as_ref());
+        let db = Db::connect(&config.database, config.db_max_connections).await?;
+        let applied = db.migrate().await?;
+        if !applied.is_empty() {
+            tracing::info!(?applied, "migrations applied");
+        }
+        Ok(App::with_db(config, db))
+    }
+
+    pub fn with_db(config: Config, db: Db) -> AppState {
+        let limiter = match db.pg() {
+            Some(pool) => RateLimiter::Postgres(pool.clone()),
+            None => RateLimiter::memory(),
+        };
+        Arc::new(App {
+            db,
+            config,
+            limiter,
+            metrics: Metrics::default(),
+            cms_cache: crate::cms::Cache::default(),
+            jobs_cache: crate::cache::Cache::default(),
+            key_lookups: Arc::default(),
+            scheduler_passes: watch::channel(0).0,
+            upgrades_done: watch::channel(false).0,
+            key_usage: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Notes that a key was used; written to the database in batches.
+    pub fn record_key_use(&self, id: Uuid, at: Ts) {
+        self.key_usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, at);
+    }
+
+    /// Writes pending `last_used_at` updates.
+    pub async fn flush_key_usage(&self) {
+        let used: Vec<(Uuid, Ts)> = self
+            .key_usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .collect();
+        if let Err(e) = keys::touch(&self.db, &used).await {
+            tracing::warn!(error = ?e, "could not record key usage");
+        }
+    }
+}
+
+/// On a database without organizations, creates organization 1 and a key with every
+/// scope, and returns the key (to be shown once).
+pub async fn bootstrap(app: &App) -> anyhow::Result<Option<(i64, String)>> {
+    if orgs::count(&app.db).await? > 0 {
+        return Ok(None);
+    }
+    let org = orgs::create(&app.db, "Default organization").await?;
+    let (_, key) = keys::create(
+        &app.db,
+        keys::NewKey {
+            org_id: org.id,
+            name: "initial key",
+            scopes: "*",
+            read_limit: i64::from(app.config.default_read_limit),
+            write_limit: i64::from(app.config.default_write_limit),
+        },
+    )
+    .await?;
+    Ok(Some((org.id, key)))
+}
