@@ -34,15 +34,10 @@ fn fold(c: char) -> &'static str {
     match c {
         '+' => "plus",
         '#' => "sharp",
-        c if c.is_ascii() => {
-            if c.is_ascii_alphanumeric() {
-                // Any ASCII letter or digit stands for itself.
-                deunicode::deunicode_char(c).unwrap_or(" ")
-            } else {
-                " "
-            }
+        // ASCII letters and digits stand for themselves; Latin letters are transliterated.
+        c if c.is_ascii_alphanumeric() || is_latin(c) => {
+            deunicode::deunicode_char(c).unwrap_or(" ")
         }
-        c if is_latin(c) => deunicode::deunicode_char(c).unwrap_or(" "),
         _ => " ",
     }
 }
