@@ -20,7 +20,8 @@ use std::{
 use axum::{body::Bytes, extract::State, http::Uri};
 use jobboard::{
     config::Config,
-    db::{Ts, events, orgs, webhooks},
+    db::{Ts, events, webhooks},
+    domain::orgs,
     server::{self, App},
 };
 use serde_json::{Value, json};

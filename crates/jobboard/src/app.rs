@@ -11,7 +11,8 @@ use uuid::Uuid;
 
 use crate::{
     config::Config,
-    db::{Db, Ts, keys, orgs},
+    db::{Db, Ts, keys},
+    domain::orgs,
     metrics::Metrics,
     ratelimit::RateLimiter,
 };

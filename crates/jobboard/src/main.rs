@@ -6,7 +6,8 @@ use clap::{Args, Parser, Subcommand};
 use jobboard::{
     auth,
     config::{Config, Layer, WebhookLayer},
-    db::{Db, keys, orgs},
+    db::{Db, keys},
+    domain::orgs,
     ratelimit::MAX_LIMIT,
     server::{self, App},
 };
@@ -76,6 +77,31 @@ enum OrgsCmd {
     Create {
         #[arg(long)]
         name: String,
+        /// The host name its public board answers on (e.g. jobs.example.com).
+        #[arg(long)]
+        domain: Option<String>,
+    },
+    /// Change an organization's name, board domain and board look.
+    Update {
+        /// The organization's id.
+        id: i64,
+        #[arg(long)]
+        name: Option<String>,
+        /// The host name its board answers on; an empty value removes it.
+        #[arg(long)]
+        domain: Option<String>,
+        /// A line shown under the board's name; an empty value removes it.
+        #[arg(long)]
+        tagline: Option<String>,
+        /// An absolute http(s) URL of the board's logo; an empty value removes it.
+        #[arg(long)]
+        logo_url: Option<String>,
+        /// The board's accent colour, #rrggbb; an empty value returns to the default.
+        #[arg(long)]
+        accent_color: Option<String>,
+        /// Whether visitors may submit jobs on the board: on or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        public_posting: Option<String>,
     },
     /// List organizations.
     List,
@@ -314,19 +340,65 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Orgs(cmd) => {
             let db = open(&config).await?;
             match cmd {
-                OrgsCmd::Create { name } => {
-                    let name = name.trim();
-                    anyhow::ensure!(
-                        !name.is_empty() && name.len() <= 200,
-                        "--name must be 1 to 200 characters"
-                    );
-                    let org = orgs::create(&db, name).await?;
+                OrgsCmd::Create { name, domain } => {
+                    let org = orgs::create_with(&db, &name, domain.as_deref())
+                        .await
+                        .map_err(described)?;
                     println!("Created organization {:?}", org.name);
                     println!("{}", org.id);
                 }
+                OrgsCmd::Update {
+                    id,
+                    name,
+                    domain,
+                    tagline,
+                    logo_url,
+                    accent_color,
+                    public_posting,
+                } => {
+                    let mut changes = serde_json::Map::new();
+                    let text = |v: String| {
+                        if v.is_empty() {
+                            serde_json::Value::Null
+                        } else {
+                            serde_json::Value::String(v)
+                        }
+                    };
+                    for (field, value) in [
+                        ("name", name),
+                        ("domain", domain),
+                        ("tagline", tagline),
+                        ("logo_url", logo_url),
+                        ("accent_color", accent_color),
+                    ] {
+                        if let Some(v) = value {
+                            changes.insert(field.into(), text(v));
+                        }
+                    }
+                    if let Some(v) = public_posting {
+                        changes.insert("public_posting".into(), (v == "on").into());
+                    }
+                    anyhow::ensure!(!changes.is_empty(), "nothing to change");
+                    let org = orgs::update(&db, id, jobboard::domain::Input::new(changes))
+                        .await
+                        .map_err(described)?;
+                    println!(
+                        "Updated organization {} {:?} (domain {}, public posting {})",
+                        org.id,
+                        org.name,
+                        org.domain.as_deref().unwrap_or("none"),
+                        if org.public_posting { "on" } else { "off" }
+                    );
+                }
                 OrgsCmd::List => {
                     for o in orgs::list(&db).await? {
-                        println!("{}\t{}\t{}", o.id, o.created_at, o.name);
+                        println!(
+                            "{}\t{}\t{}\t{}",
+                            o.id,
+                            o.created_at,
+                            o.name,
+                            o.domain.as_deref().unwrap_or("-")
+                        );
                     }
                 }
             }
@@ -342,7 +414,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     write_limit,
                 } => {
                     anyhow::ensure!(
-                        orgs::get(&db, org).await?.is_some(),
+                        org_exists(&db, org).await?,
                         "organization {org} does not exist"
                     );
                     let scopes = auth::parse_scopes(&scopes).map_err(anyhow::Error::msg)?;
@@ -442,7 +514,7 @@ async fn plans_command(db: &Db, cmd: PlansCmd) -> anyhow::Result<()> {
             alt_processor_plan_id,
         } => {
             anyhow::ensure!(
-                orgs::get(db, org).await?.is_some(),
+                org_exists(db, org).await?,
                 "organization {org} does not exist"
             );
             let name = name.trim().to_string();
@@ -551,5 +623,30 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// True when organization `id` exists.
+async fn org_exists(db: &Db, id: i64) -> anyhow::Result<bool> {
+    match orgs::get(db, id).await {
+        Ok(_) => Ok(true),
+        Err(jobboard::domain::Error::NotFound(_)) => Ok(false),
+        Err(e) => Err(described(e)),
+    }
+}
+
+/// A refused operation as a command-line error: every field problem on its own line.
+fn described(e: jobboard::domain::Error) -> anyhow::Error {
+    use jobboard::domain::Error as E;
+    match e {
+        E::Invalid(fields) | E::Schema(fields) => anyhow::anyhow!(
+            "{}",
+            fields
+                .iter()
+                .map(|f| format!("--{}: {}", f.field.replace('_', "-"), f.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        other => anyhow::anyhow!("{other}"),
     }
 }

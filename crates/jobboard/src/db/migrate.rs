@@ -34,6 +34,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(7, "0007_analytics_sketches"),
     migration!(8, "0008_job_list_versions"),
     migration!(10, "0010_mail"),
+    migration!(12, "0012_board"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -14,7 +14,6 @@ pub mod applications;
 pub mod cms;
 pub mod events;
 pub mod keys;
-pub mod orgs;
 pub mod webhooks;
 
 pub mod access;

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod kind;
 pub mod links;
 pub mod model;
+pub mod orgs;
 pub mod query;
 pub mod request;
 pub mod values;

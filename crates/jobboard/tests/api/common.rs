@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 use jobboard::{
     config::Config,
-    db::{Db, keys, orgs},
+    db::{Db, keys},
+    domain::orgs,
     server::{self, App, AppState, Running},
 };
 use reqwest::{Method, StatusCode};
