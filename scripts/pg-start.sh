@@ -5,6 +5,10 @@
 #
 #   eval "$(scripts/pg-start.sh --export)"   # sets JOBBOARD_TEST_POSTGRES_URL
 #   scripts/pg-stop.sh
+#
+# For speed the server runs without durability (fsync, synchronous_commit and
+# full_page_writes off). PG_DURABLE=1 keeps PostgreSQL's defaults (all on), as in
+# production; give it its own PGPORT and PGDATA_DIR to run beside the fast one.
 set -euo pipefail
 
 PGPORT="${PGPORT:-55432}"
@@ -29,6 +33,11 @@ run_pg() {
 }
 
 URL="postgres://app:app@127.0.0.1:${PGPORT}/app"
+if [ "${PG_DURABLE:-0}" = "1" ]; then
+  DURABILITY="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+else
+  DURABILITY="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+fi
 if run_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
   echo "PostgreSQL already running in $PGDATA" >&2
 else
@@ -45,7 +54,7 @@ else
   run_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres -E UTF8 --locale=C.UTF-8 \
     --auth-local=trust --auth-host=scram-sha-256 >/dev/null
   run_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p ${PGPORT} -c unix_socket_directories=${PGDATA} -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start >&2
+    -o "-c listen_addresses=127.0.0.1 -p ${PGPORT} -c unix_socket_directories=${PGDATA} -c max_connections=400 ${DURABILITY}" start >&2
   run_pg "$PGBIN/psql" -h "$PGDATA" -p "$PGPORT" -U postgres -v ON_ERROR_STOP=1 -q \
     -c "CREATE ROLE app LOGIN PASSWORD 'app' CREATEDB" -c "CREATE DATABASE app OWNER app" >&2
 fi

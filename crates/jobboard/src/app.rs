@@ -46,7 +46,12 @@ impl App {
     pub async fn start(config: Config) -> anyhow::Result<AppState> {
         crate::error::set_public_url(&config.public_url);
         crate::mail::message::set_message_id_domain(config.mail.from.as_ref());
-        let db = Db::connect(&config.database, config.db_max_connections).await?;
+        let db = Db::connect_with(
+            &config.database,
+            config.db_max_connections,
+            config.sqlite_synchronous,
+        )
+        .await?;
         let applied = db.migrate().await?;
         if !applied.is_empty() {
             tracing::info!(?applied, "migrations applied");

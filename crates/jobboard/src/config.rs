@@ -19,6 +19,10 @@ pub struct Layer {
     pub public_url: Option<String>,
     pub log_format: Option<String>,
     pub request_timeout: Option<u64>,
+    pub body_read_timeout: Option<u64>,
+    pub metrics_listen: Option<String>,
+    pub metrics_token: Option<String>,
+    pub sqlite_synchronous: Option<String>,
     pub api: Option<bool>,
     pub worker: Option<bool>,
     pub scheduler: Option<bool>,
@@ -60,6 +64,10 @@ impl Layer {
             public_url,
             log_format,
             request_timeout,
+            body_read_timeout,
+            metrics_listen,
+            metrics_token,
+            sqlite_synchronous,
             api,
             worker,
             scheduler,
@@ -94,6 +102,15 @@ pub struct Config {
     pub public_url: String,
     pub log_json: bool,
     pub request_timeout: Duration,
+    /// Time allowed to receive a whole request body, from the moment it is first read.
+    pub body_read_timeout: Duration,
+    /// A separate listener for `/metrics`, `/healthz` and `/readyz`; `/metrics` is then no
+    /// longer served on `listen`.
+    pub metrics_listen: Option<SocketAddr>,
+    /// When set, `/metrics` needs `Authorization: Bearer <token>`.
+    pub metrics_token: Option<Secret>,
+    /// SQLite's `synchronous` pragma (no effect on PostgreSQL).
+    pub sqlite_synchronous: crate::db::Synchronous,
     pub api: bool,
     pub worker: bool,
     pub scheduler: bool,
@@ -104,6 +121,16 @@ pub struct Config {
     pub trusted_proxies: Vec<crate::webhooks::ssrf::Cidr>,
     pub webhooks: WebhookConfig,
     pub mail: crate::mail::MailConfig,
+}
+
+/// A secret setting: never printed by `Debug`, so a logged configuration cannot leak it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -188,6 +215,30 @@ impl Config {
             })?;
             trusted_proxies.push(cidr);
         }
+        let metrics_listen = match l.metrics_listen.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(a) => Some(
+                a.parse::<SocketAddr>()
+                    .with_context(|| format!("metrics_listen address {a:?}"))?,
+            ),
+        };
+        let metrics_token = match l.metrics_token {
+            Some(t) if !t.is_empty() => {
+                anyhow::ensure!(
+                    t.len() >= 16 && t.bytes().all(|b| b.is_ascii_graphic()),
+                    "metrics_token must be at least 16 printable ASCII characters without spaces"
+                );
+                Some(Secret(t))
+            }
+            _ => None,
+        };
+        let sqlite_synchronous = match l.sqlite_synchronous.as_deref().unwrap_or("normal") {
+            s if s.eq_ignore_ascii_case("normal") => crate::db::Synchronous::Normal,
+            s if s.eq_ignore_ascii_case("full") => crate::db::Synchronous::Full,
+            other => {
+                anyhow::bail!("sqlite_synchronous must be \"normal\" or \"full\", not {other:?}")
+            }
+        };
         let timeout = w.timeout.unwrap_or(15);
         anyhow::ensure!(timeout >= 1, "webhook timeout must be at least 1 second");
         Ok(Config {
@@ -197,6 +248,10 @@ impl Config {
             public_url,
             log_json: log_format == "json",
             request_timeout: Duration::from_secs(l.request_timeout.unwrap_or(30).max(1)),
+            body_read_timeout: Duration::from_secs(l.body_read_timeout.unwrap_or(10).max(1)),
+            metrics_listen,
+            metrics_token,
+            sqlite_synchronous,
             api: l.api.unwrap_or(true),
             worker: l.worker.unwrap_or(true),
             scheduler: l.scheduler.unwrap_or(true),
@@ -275,6 +330,49 @@ mod tests {
             !c.mail.enabled(),
             "no mail is sent unless an SMTP server is set"
         );
+        assert_eq!(c.body_read_timeout, Duration::from_secs(10));
+        assert!(c.body_read_timeout < c.request_timeout);
+        assert_eq!(c.metrics_listen, None);
+        assert_eq!(c.metrics_token, None);
+        assert_eq!(c.sqlite_synchronous, crate::db::Synchronous::Normal);
+    }
+
+    #[test]
+    fn hardening_settings_are_checked() {
+        let load = |l: Layer| Config::load(None, &l);
+        let c = load(Layer {
+            metrics_listen: Some("127.0.0.1:9100".into()),
+            metrics_token: Some("0123456789abcdef".into()),
+            sqlite_synchronous: Some("FULL".into()),
+            body_read_timeout: Some(3),
+            ..Layer::default()
+        })
+        .unwrap();
+        assert_eq!(c.metrics_listen, Some("127.0.0.1:9100".parse().unwrap()));
+        assert_eq!(c.sqlite_synchronous, crate::db::Synchronous::Full);
+        assert_eq!(c.body_read_timeout, Duration::from_secs(3));
+        // The token is kept but never printed.
+        assert!(!format!("{c:?}").contains("0123456789abcdef"));
+        for bad in [
+            Layer {
+                metrics_listen: Some("localhost".into()),
+                ..Layer::default()
+            },
+            Layer {
+                metrics_token: Some("short".into()),
+                ..Layer::default()
+            },
+            Layer {
+                metrics_token: Some("has a space in the middle".into()),
+                ..Layer::default()
+            },
+            Layer {
+                sqlite_synchronous: Some("off".into()),
+                ..Layer::default()
+            },
+        ] {
+            assert!(load(bad).is_err());
+        }
     }
 
     #[test]

@@ -56,9 +56,19 @@ pub const CODES: &[(&str, u16, &str)] = &[
         "The key is valid but lacks the scope this operation needs; `details.required` names it.",
     ),
     (
+        "invalid_token",
+        401,
+        "`/metrics` needs `Authorization: Bearer <token>` when `metrics_token` is set; the header is missing or the token is wrong. Failures count against the failed-authentication limit of the client address.",
+    ),
+    (
+        "bad_request",
+        400,
+        "The request is malformed in a way no more specific code describes: the server's HTTP layer refused it before any endpoint ran.",
+    ),
+    (
         "invalid_json",
         400,
-        "The body is not valid JSON, or not a JSON object. `details.line` and `details.column` locate the fault when known.",
+        "The body is not valid JSON, not a JSON object, or has an object with the same key twice (at any depth). `details.line` and `details.column` locate the fault when known.",
     ),
     (
         "unsupported_media_type",
@@ -78,7 +88,7 @@ pub const CODES: &[(&str, u16, &str)] = &[
     (
         "not_found",
         404,
-        "No record with this id or slug exists in your organization (records of other organizations are never visible). `details.resource` names the kind.",
+        "No record with this id or slug exists in your organization (records of other organizations are never visible). `details.resource` names the kind. A malformed id or slug in the path is answered the same way, including one whose percent-encoding is not valid UTF-8 (decoded with U+FFFD replacement characters, like query parameters, it can name no record).",
     ),
     (
         "route_not_found",
@@ -96,9 +106,24 @@ pub const CODES: &[(&str, u16, &str)] = &[
         "The request conflicts with stored state, for example a member email already owned by another user id.",
     ),
     (
+        "request_timeout",
+        408,
+        "The body did not arrive within the body-read time-out (`body_read_timeout`, 10 s by default; `details.timeout_seconds`): the client sent less than its `Content-Length`, or sent too slowly. Nothing was applied; the connection is closed.",
+    ),
+    (
         "payload_too_large",
         413,
         "The body is larger than the limit (`details.limit_bytes`, 1 MiB).",
+    ),
+    (
+        "uri_too_long",
+        414,
+        "The request target (path and query) is longer than `details.limit_bytes` (8,192 bytes). Send long lists in several requests.",
+    ),
+    (
+        "headers_too_large",
+        431,
+        "The header fields are larger than `details.limit_bytes` (32 KiB, counting each field's name, value and 4 bytes of separators) or more than `details.limit_count` (100).",
     ),
     (
         "rate_limited",
@@ -281,6 +306,58 @@ impl ApiError {
             "payload_too_large",
             format!("The request body is larger than {limit} bytes."),
             json!({ "limit_bytes": limit }),
+        )
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message, Value::Null)
+    }
+
+    pub fn invalid_token() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid_token",
+            "This endpoint needs Authorization: Bearer with the configured metrics token.",
+            Value::Null,
+        )
+        .with_header(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"metrics\""),
+        )
+    }
+
+    /// The body did not arrive in time. The connection is closed after the answer: the
+    /// rest of the body may still be on its way and cannot be told from a next request.
+    pub fn request_timeout(timeout: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "The request body did not arrive within {} seconds.",
+                timeout.as_secs_f64()
+            ),
+            json!({ "timeout_seconds": timeout.as_secs_f64() }),
+        )
+        .with_header(header::CONNECTION, HeaderValue::from_static("close"))
+    }
+
+    pub fn uri_too_long(limit: usize) -> Self {
+        Self::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("The request URI is longer than {limit} bytes."),
+            json!({ "limit_bytes": limit }),
+        )
+    }
+
+    pub fn headers_too_large(limit_bytes: usize, limit_count: usize) -> Self {
+        Self::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            format!(
+                "The request header fields are larger than {limit_bytes} bytes or more than {limit_count}."
+            ),
+            json!({ "limit_bytes": limit_bytes, "limit_count": limit_count }),
         )
     }
 

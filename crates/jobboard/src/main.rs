@@ -218,6 +218,10 @@ fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
         database: cli.database.clone(),
         db_max_connections: env_parse("JOBBOARD_DB_MAX_CONNECTIONS")?,
         request_timeout: env_parse("JOBBOARD_REQUEST_TIMEOUT")?,
+        body_read_timeout: env_parse("JOBBOARD_BODY_READ_TIMEOUT")?,
+        metrics_listen: std::env::var("JOBBOARD_METRICS_LISTEN").ok(),
+        metrics_token: std::env::var("JOBBOARD_METRICS_TOKEN").ok(),
+        sqlite_synchronous: std::env::var("JOBBOARD_SQLITE_SYNCHRONOUS").ok(),
         api: env_flag("JOBBOARD_API"),
         worker: env_flag("JOBBOARD_WORKER"),
         scheduler: env_flag("JOBBOARD_SCHEDULER"),
@@ -292,7 +296,7 @@ fn check_limit(name: &str, v: Option<u32>) -> anyhow::Result<Option<i64>> {
 }
 
 async fn open(config: &Config) -> anyhow::Result<Db> {
-    let db = Db::connect(&config.database, 2).await?;
+    let db = Db::connect_with(&config.database, 2, config.sqlite_synchronous).await?;
     db.migrate().await?;
     Ok(db)
 }
@@ -325,7 +329,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             app.db.close().await;
         }
         Command::Migrate => {
-            let db = Db::connect(&config.database, 2).await?;
+            let db = Db::connect_with(&config.database, 2, config.sqlite_synchronous).await?;
             let applied = db.migrate().await?;
             // The data work of the upgrade too, to the end (serve would do it in the
             // background).

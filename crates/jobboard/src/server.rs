@@ -13,6 +13,8 @@ pub use crate::{
 /// A running server: its address and the handle to stop it.
 pub struct Running {
     pub addr: SocketAddr,
+    /// The operations listener's address, when `metrics_listen` is set.
+    pub metrics_addr: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     done: JoinHandle<anyhow::Result<()>>,
 }
@@ -25,12 +27,31 @@ impl Running {
     }
 }
 
-/// Starts the API (when enabled) on `listener` and the background roles; returns at once.
+/// Starts the API (when enabled) on `listener`, the operations listener (when
+/// `metrics_listen` is set) and the background roles; returns at once.
 pub fn spawn(app: AppState, listener: TcpListener) -> anyhow::Result<Running> {
     let addr = listener.local_addr()?;
+    let ops = bind_ops(&app)?;
+    let metrics_addr = ops.as_ref().map(TcpListener::local_addr).transpose()?;
     let (stop, stop_rx) = watch::channel(false);
-    let done = tokio::spawn(run(app, listener, wait_for(stop_rx)));
-    Ok(Running { addr, stop, done })
+    let done = tokio::spawn(run_with(app, listener, ops, wait_for(stop_rx)));
+    Ok(Running {
+        addr,
+        metrics_addr,
+        stop,
+        done,
+    })
+}
+
+/// The operations listener, bound now when `metrics_listen` is set.
+fn bind_ops(app: &App) -> anyhow::Result<Option<TcpListener>> {
+    app.config
+        .metrics_listen
+        .map(|addr| {
+            crate::http::serve::bind(addr)
+                .map_err(|e| anyhow::anyhow!("metrics_listen {addr}: {e}"))
+        })
+        .transpose()
 }
 
 async fn wait_for(mut rx: watch::Receiver<bool>) {
@@ -47,28 +68,55 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let ops = bind_ops(&app)?;
+    run_with(app, listener, ops, shutdown).await
+}
+
+async fn run_with(
+    app: AppState,
+    listener: TcpListener,
+    ops: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let tasks = spawn_background(&app, stop_rx.clone());
-    let result = if app.config.api {
-        let router = crate::http::router(app.clone());
-        axum::serve(
+    // Both listeners stop on the one signal.
+    let (serving_tx, serving_rx) = watch::channel(false);
+    let signal = tokio::spawn(async move {
+        shutdown.await;
+        let _ = serving_tx.send(true);
+    });
+    let ops = ops.map(|ops| {
+        if let Ok(addr) = ops.local_addr() {
+            tracing::info!(address = %addr, "operations endpoints listening");
+        }
+        tokio::spawn(crate::http::serve::serve(
+            ops,
+            crate::http::ops_router(app.clone()),
+            wait_for(serving_rx.clone()),
+        ))
+    });
+    if app.config.api {
+        crate::http::serve::serve(
             listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
+            crate::http::router(app.clone()),
+            wait_for(serving_rx),
         )
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(anyhow::Error::from)
+        .await;
     } else {
         drop(listener);
-        shutdown.await;
-        Ok(())
-    };
+        wait_for(serving_rx).await;
+    }
+    if let Some(ops) = ops {
+        let _ = ops.await;
+    }
+    signal.abort();
     let _ = stop_tx.send(true);
     for t in tasks {
         let _ = t.await;
     }
     app.flush_key_usage().await;
-    result
+    Ok(())
 }
 
 fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {

@@ -114,10 +114,30 @@ pub struct Db {
     queues: std::sync::Arc<Queues>,
 }
 
+/// SQLite's `synchronous` setting (see docs/durability.md). In WAL mode `Normal` syncs
+/// at checkpoints only: the database stays consistent on power loss, but the last commits
+/// may be lost; `Full` syncs the log on every commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    #[default]
+    Normal,
+    Full,
+}
+
 impl Db {
     /// Connects to `url` (`sqlite://path`, `sqlite::memory:`, or `postgres://...`),
     /// creating an SQLite file if it is missing.
     pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        Db::connect_with(url, max_connections, Synchronous::default()).await
+    }
+
+    /// [`Db::connect`] with SQLite's `synchronous` setting chosen (ignored on PostgreSQL,
+    /// whose durability is the server's `fsync` and `synchronous_commit`).
+    pub async fn connect_with(
+        url: &str,
+        max_connections: u32,
+        synchronous: Synchronous,
+    ) -> anyhow::Result<Db> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let opts = PgConnectOptions::from_str(url)?.application_name("jobboard");
             let pool = PgPoolOptions::new()
@@ -136,7 +156,10 @@ impl Db {
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
+                .synchronous(match synchronous {
+                    Synchronous::Normal => SqliteSynchronous::Normal,
+                    Synchronous::Full => SqliteSynchronous::Full,
+                })
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10))
                 .pragma("temp_store", "memory")

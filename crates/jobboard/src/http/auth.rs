@@ -50,18 +50,8 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
         None
     };
     let Some(found) = found else {
-        let ip =
-            super::extract::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies)
-                .map_or_else(|| "unknown".into(), |ip| ip.to_string());
-        return match app
-            .limiter
-            .check(&format!("auth:{ip}"), app.config.auth_failure_limit)
-            .await
-        {
-            Ok(d) if !d.allowed => rate_limited(d).into_response(),
-            Ok(_) => ApiError::invalid_api_key().into_response(),
-            Err(e) => ApiError::from(e).into_response(),
-        };
+        let ip = client_key(&app, &req);
+        return refuse_credentials(&app, &ip, ApiError::invalid_api_key()).await;
     };
     let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let (suffix, limit) = if write {
@@ -92,6 +82,27 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     };
     set_limit_headers(res.headers_mut(), &decision);
     res
+}
+
+/// Answers a failed authentication with `error`, or `429` once the client address has
+/// failed `auth_failure_limit` times in the window (against guessing).
+/// `ip` is the client address as [`client_key`] gives it.
+pub(super) async fn refuse_credentials(app: &AppState, ip: &str, error: ApiError) -> Response {
+    match app
+        .limiter
+        .check(&format!("auth:{ip}"), app.config.auth_failure_limit)
+        .await
+    {
+        Ok(d) if !d.allowed => rate_limited(d).into_response(),
+        Ok(_) => error.into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// The client address that failed authentications are counted against.
+pub(super) fn client_key(app: &AppState, req: &Request) -> String {
+    super::extract::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies)
+        .map_or_else(|| "unknown".into(), |ip| ip.to_string())
 }
 
 fn rate_limited(d: Decision) -> ApiError {

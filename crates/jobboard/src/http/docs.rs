@@ -1,7 +1,12 @@
 //! The API description: the OpenAPI 3.1 document built from the handlers, the bundled
 //! Swagger UI at `/api/docs` (no internet needed), and the error code reference.
 
-use axum::{Router, response::Html, routing::get};
+use axum::{
+    Router,
+    http::{HeaderValue, header},
+    response::Html,
+    routing::get,
+};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::{
@@ -12,7 +17,7 @@ use utoipa::{
         security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme},
     },
 };
-use utoipa_swagger_ui::SwaggerUi;
+use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::{app::AppState, error::CODES};
 
@@ -111,13 +116,22 @@ fn add_error_responses(op: &mut Operation) {
             422,
             "Validation failed; every bad field or query parameter is listed.",
         ),
+        (414, "The URI is longer than 8 KiB."),
         (429, "Rate limit exceeded; see Retry-After."),
+        (
+            431,
+            "The header fields are larger than 32 KiB or more than 100.",
+        ),
         (500, "Unexpected error; details carry the request id."),
         (503, "The request timed out."),
     ];
     if has_body {
         statuses.extend([
             (400, "The body is not valid JSON or not an object."),
+            (
+                408,
+                "The body did not arrive within the body-read time-out.",
+            ),
             (409, "The request conflicts with stored state."),
             (413, "The body is larger than 1 MiB."),
             (415, "The body is not sent as application/json."),
@@ -143,9 +157,63 @@ fn add_error_responses(op: &mut Operation) {
 }
 
 pub fn routes(doc: OpenApi) -> Router<AppState> {
+    // No online validator: Swagger UI would otherwise send the document's address to a
+    // remote host (and the page's Content-Security-Policy would block the badge anyway).
+    let ui = SwaggerUi::new("/api/docs")
+        .url("/api/openapi.json", doc)
+        .config(Config::default().validator_url("none"));
+    let ui = Router::<AppState>::new()
+        .merge(ui)
+        .layer(axum::middleware::map_response(docs_policy));
     Router::new()
-        .merge(SwaggerUi::new("/api/docs").url("/api/openapi.json", doc))
+        .merge(ui)
         .route("/api/docs/errors", get(errors_page))
+        .route("/api/docs/errors.css", get(errors_css))
+}
+
+/// The one inline style Swagger UI needs: the `<style>` element of its logo (in
+/// swagger-ui-standalone-preset.js). `scripts/docs-check.sh` fails on any policy
+/// violation, so a new Swagger UI version with other inline styles is noticed.
+const SWAGGER_LOGO_STYLE: &str = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+
+/// The Swagger UI page's Content-Security-Policy: the pages' policy
+/// ([`super::edge::HTML_CSP`]) with the logo's style allowed by its hash.
+fn docs_csp() -> &'static HeaderValue {
+    static CSP: std::sync::OnceLock<HeaderValue> = std::sync::OnceLock::new();
+    CSP.get_or_init(|| {
+        let policy = super::edge::HTML_CSP.replacen(
+            "style-src 'self'",
+            &format!("style-src 'self' {SWAGGER_LOGO_STYLE}"),
+            1,
+        );
+        HeaderValue::from_str(&policy).expect("a valid header value")
+    })
+}
+
+async fn docs_policy(mut res: axum::response::Response) -> axum::response::Response {
+    let html = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/html"));
+    if html {
+        res.headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, docs_csp().clone());
+    }
+    res
+}
+
+/// The style of the errors page, served as a file: the pages' Content-Security-Policy
+/// allows no inline style.
+const ERRORS_CSS: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}\
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.4rem .6rem;text-align:left;vertical-align:top}\
+tr:target{background:#fff4c2}code{background:#f3f3f3;padding:0 .2rem}\n";
+
+async fn errors_css() -> impl axum::response::IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        ERRORS_CSS,
+    )
 }
 
 /// Every error code with its status and meaning; each has an anchor (`#code`).
@@ -159,9 +227,7 @@ async fn errors_page() -> Html<String> {
     }
     Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Errors - Job Board Service API</title>\
-<style>body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}\
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.4rem .6rem;text-align:left;vertical-align:top}}\
-tr:target{{background:#fff4c2}}code{{background:#f3f3f3;padding:0 .2rem}}</style></head><body>\
+<link rel=\"stylesheet\" href=\"/api/docs/errors.css\"></head><body>\
 <h1>Error codes</h1><p>Every failed request is answered with <code>{{\"error\": {{\"message\", \"code\", \"details\", \"url\"}}}}</code>. \
 The <code>url</code> points to the row of its code on this page. Full API reference: <a href=\"/api/docs/\">/api/docs</a>.</p>\
 <table><thead><tr><th>code</th><th>status</th><th>meaning</th></tr></thead><tbody>\n{rows}</tbody></table></body></html>"

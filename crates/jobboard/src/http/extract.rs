@@ -17,6 +17,15 @@ use crate::{
 /// The largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+tokio::task_local! {
+    /// The time a request body may take to arrive (`body_read_timeout`), set for each
+    /// request by the outermost middleware.
+    pub static BODY_READ_TIMEOUT: std::time::Duration;
+}
+
+/// The body-read time-out outside a request (tests of extractors): the default setting.
+const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The organization and key a request was authenticated as (set by the auth middleware).
 #[derive(Debug, Clone)]
 pub struct Auth {
@@ -79,13 +88,27 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 /// which is usually still sending, receives the 413 instead of a reset connection.
 const DRAIN_BYTES: usize = 16 * MAX_BODY_BYTES;
 
-/// Reads the body up to [`MAX_BODY_BYTES`]; `413 payload_too_large` beyond.
+/// Reads the body up to [`MAX_BODY_BYTES`]; `413 payload_too_large` beyond. The whole
+/// body must arrive within the body-read time-out, else `408 request_timeout`: a client
+/// that sends less than its `Content-Length` (or trickles) is answered then, and its
+/// connection closed, rather than holding it until the request time-out.
 async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
     use http_body_util::BodyExt;
+    let timeout = BODY_READ_TIMEOUT
+        .try_with(|t| *t)
+        .unwrap_or(DEFAULT_BODY_READ_TIMEOUT);
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut body = body;
     let mut buf: Vec<u8> = Vec::new();
     let mut seen = 0usize;
-    while let Some(frame) = body.frame().await {
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            // Already too large: the 413 says more than the time-out.
+            Err(_) if seen > MAX_BODY_BYTES => break,
+            Err(_) => return Err(ApiError::request_timeout(timeout)),
+        };
         let frame = frame.map_err(|_| {
             ApiError::invalid_json("The request body could not be read.", None, None)
         })?;
@@ -108,6 +131,8 @@ async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
     Ok(Bytes::from(buf))
 }
 
+/// Parses a body; `400 invalid_json` (with line and column) when it is not JSON or has an
+/// object with a repeated key.
 pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::invalid_json(
@@ -116,7 +141,7 @@ pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
             None,
         ));
     }
-    serde_json::from_slice(bytes).map_err(|e| {
+    super::strict_json::from_slice(bytes).map_err(|e| {
         ApiError::invalid_json(
             format!("The request body is not valid JSON: {e}"),
             Some(e.line()),

@@ -4,9 +4,12 @@
 mod auth;
 mod cached;
 pub mod docs;
+pub mod edge;
 pub mod extract;
 pub mod input;
 mod ops;
+pub mod serve;
+mod strict_json;
 
 pub mod analytics;
 pub mod applications;
@@ -62,6 +65,12 @@ pub fn router(state: AppState) -> Router {
     build(state, Router::new())
 }
 
+/// The router of the separate operations listener (`metrics_listen`): `/metrics`,
+/// `/healthz` and `/readyz`, behind the same middleware.
+pub fn ops_router(state: AppState) -> Router {
+    finish(state, ops::routes(true), Arc::default())
+}
+
 /// The router with `extra` routes (unkeyed, at the root) behind the same middleware.
 fn build(state: AppState, extra: Router<AppState>) -> Router {
     let (api, doc) = api_routes().split_for_parts();
@@ -71,11 +80,20 @@ fn build(state: AppState, extra: Router<AppState>) -> Router {
         state.clone(),
         auth::authenticate,
     ));
-    Router::new()
+    // With a separate operations listener, /metrics is served there only.
+    let metrics_here = state.config.metrics_listen.is_none();
+    let routes = Router::new()
         .nest("/api", api)
         .merge(docs::routes(doc))
-        .merge(ops::routes())
-        .merge(extra)
+        .merge(ops::routes(metrics_here))
+        .merge(extra);
+    finish(state, routes, allowed)
+}
+
+/// `routes` behind the middleware every request passes: path decoding (before routing),
+/// then `observe`, panics caught, the fallback.
+fn finish(state: AppState, routes: Router<AppState>, allowed: Arc<Allowed>) -> Router {
+    let inner = routes
         .fallback(|| async { ApiError::route_not_found() })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(panic_response))
@@ -83,11 +101,19 @@ fn build(state: AppState, extra: Router<AppState>) -> Router {
             (state.clone(), allowed),
             observe,
         ))
-        .with_state(state)
+        .with_state(state);
+    // A layer of a router runs after its routing: the inner router is this one's
+    // fallback so that the path is decoded before the inner router routes it.
+    Router::new()
+        .fallback_service(inner)
+        .layer(tower::util::MapRequestLayer::new(
+            edge::decode_path as fn(Request) -> Request,
+        ))
 }
 
-/// Outermost middleware: request id (accepted from `X-Request-Id` when sane), request
-/// time-out, error-envelope normalisation, metrics and the access log.
+/// Outermost middleware: request id (accepted from `X-Request-Id` when sane), limits of the
+/// request head, request and body-read time-outs, error-envelope normalisation, security
+/// headers, metrics and the access log.
 async fn observe(
     State((app, allowed)): State<(AppState, Arc<Allowed>)>,
     req: Request,
@@ -113,14 +139,21 @@ async fn observe(
     let method = req.method().clone();
     let route_for_405 = route.clone();
     let timeout = app.config.request_timeout;
+    let body_timeout = app.config.body_read_timeout;
+    let head = edge::check_head(&req);
     let mut res = REQUEST_ID
         .scope(id.clone(), async move {
-            match tokio::time::timeout(timeout, next.run(req)).await {
+            if let Err(e) = head {
+                return e.into_response();
+            }
+            let run = extract::BODY_READ_TIMEOUT.scope(body_timeout, next.run(req));
+            match tokio::time::timeout(timeout, run).await {
                 Ok(res) => normalize(res, route_for_405.as_deref().and_then(|r| allowed.get(r))),
                 Err(_) => ApiError::timeout().into_response(),
             }
         })
         .await;
+    edge::secure(&mut res);
     if let Ok(v) = HeaderValue::from_str(&id) {
         res.headers_mut().insert("x-request-id", v);
     }
@@ -164,7 +197,8 @@ fn allowed_methods(doc: &utoipa::openapi::OpenApi) -> Allowed {
         .collect()
 }
 
-/// Puts framework-generated errors (405 from the router) into the error envelope.
+/// Puts framework-generated errors (405 from the router, any other error answered without
+/// a JSON body) into the error envelope.
 fn normalize(res: Response, allowed: Option<&Vec<String>>) -> Response {
     if res.status() == StatusCode::METHOD_NOT_ALLOWED
         && !res.headers().contains_key(header::CONTENT_TYPE)
@@ -187,7 +221,7 @@ fn normalize(res: Response, allowed: Option<&Vec<String>>) -> Response {
         };
         return ApiError::method_not_allowed(allowed).into_response();
     }
-    res
+    edge::envelope(res)
 }
 
 /// A panic in a handler is answered `500 internal_error` with the request id; the panic
@@ -248,6 +282,24 @@ mod tests {
             id.as_deref()
         );
         assert!(!body.to_string().contains("secret"));
+    }
+
+    #[tokio::test]
+    async fn framework_rejections_are_answered_with_the_envelope() {
+        // A typed path parameter the framework cannot parse: its plain-text 400.
+        async fn typed(axum::extract::Path(n): axum::extract::Path<u32>) -> String {
+            n.to_string()
+        }
+        let extra = Router::new().route("/typed/{n}", get(typed));
+        let router = app_with(extra, Duration::from_secs(5)).await;
+        let (status, body, _) = call(router.clone(), "/typed/abc").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"]["code"], "bad_request");
+        assert!(!body.to_string().contains("Cannot parse"), "{body}");
+        // Undecodable UTF-8 reaches the extractor decoded with replacement characters.
+        let (status, body, _) = call(router, "/typed/%FF").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"]["code"], "bad_request");
     }
 
     #[tokio::test]

@@ -1,21 +1,44 @@
-//! Operational endpoints: liveness, readiness, metrics. No key needed.
+//! Operational endpoints: liveness, readiness, metrics. No API key; `/metrics` takes a
+//! bearer token when `metrics_token` is set.
 
 use axum::{
     Json, Router,
-    extract::State,
-    http::{StatusCode, header},
-    response::IntoResponse,
+    extract::{Request, State},
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
     routing::get,
 };
 use serde_json::json;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
-use crate::{app::AppState, cache::CacheStats, db::events};
+use crate::{app::AppState, cache::CacheStats, config::Secret, db::events, error::ApiError};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
+/// `/healthz` and `/readyz`, and `/metrics` when `with_metrics`.
+pub fn routes(with_metrics: bool) -> Router<AppState> {
+    let routes = Router::new()
         .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+        .route("/readyz", get(readyz));
+    if with_metrics {
+        routes.route("/metrics", get(metrics))
+    } else {
+        routes
+    }
+}
+
+/// True when `Authorization` is `Bearer <token>`. The SHA-256 digests are compared in
+/// constant time, so neither the token's bytes nor its length can be learnt from timing.
+fn bearer_matches(headers: &HeaderMap, token: &Secret) -> bool {
+    let Some((scheme, given)) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+    else {
+        return false;
+    };
+    let given = Sha256::digest(given.trim().as_bytes());
+    let expected = Sha256::digest(token.0.as_bytes());
+    scheme.eq_ignore_ascii_case("bearer") && bool::from(given.ct_eq(&expected))
 }
 
 /// The process is up.
@@ -36,7 +59,13 @@ async fn readyz(State(app): State<AppState>) -> impl IntoResponse {
 }
 
 /// Prometheus text format.
-async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
+async fn metrics(State(app): State<AppState>, req: Request) -> Response {
+    if let Some(token) = &app.config.metrics_token
+        && !bearer_matches(req.headers(), token)
+    {
+        let ip = super::auth::client_key(&app, &req);
+        return super::auth::refuse_credentials(&app, &ip, ApiError::invalid_token()).await;
+    }
     let pending = events::pending_count(&app.db)
         .await
         .map(|n| n as f64)
@@ -117,4 +146,5 @@ async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
         )],
         body,
     )
+        .into_response()
 }

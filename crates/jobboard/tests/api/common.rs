@@ -146,6 +146,11 @@ impl TestApp {
         &self.app.db
     }
 
+    /// The operations listener's address, when the config set `metrics_listen`.
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        self.running.as_ref().and_then(|r| r.metrics_addr)
+    }
+
     /// Creates an organization and a key for it.
     pub async fn new_org(&self, name: &str, scopes: &str, read: i64, write: i64) -> (i64, String) {
         let org = orgs::create(self.db(), name).await.unwrap();

@@ -8,6 +8,7 @@ mod applications;
 mod cms;
 mod event_delivery;
 mod foundation;
+mod hardening;
 mod jobs;
 mod mail;
 mod mail_nodes;
