@@ -34,6 +34,8 @@ pub struct App {
     /// True once the background upgrade work (see [`Db::finish_upgrades`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
+    /// The key that signs anti-forgery tokens of forms (shared by every node).
+    form_key: tokio::sync::OnceCell<Vec<u8>>,
 }
 
 pub type AppState = Arc<App>;
@@ -75,7 +77,16 @@ impl App {
             scheduler_passes: watch::channel(0).0,
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
+            form_key: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// The key that signs the anti-forgery tokens of forms, read (or made) once.
+    pub async fn form_key(&self) -> Result<&[u8], crate::db::StoreError> {
+        self.form_key
+            .get_or_try_init(|| crate::db::secrets::get_or_create(&self.db, "form_tokens"))
+            .await
+            .map(Vec::as_slice)
     }
 
     /// Notes that a key was used; written to the database in batches.

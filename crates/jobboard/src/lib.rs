@@ -24,6 +24,7 @@ pub mod ratelimit;
 pub mod scheduler;
 pub mod server;
 pub mod text;
+pub mod web;
 pub mod webhooks;
 
 /// Installs the TLS crypto provider (ring) used by outgoing HTTPS; safe to call repeatedly.

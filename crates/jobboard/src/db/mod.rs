@@ -21,6 +21,7 @@ pub mod billing;
 pub mod members;
 pub mod payments;
 pub mod plans;
+pub mod secrets;
 
 use std::{
     any::{Any, TypeId},

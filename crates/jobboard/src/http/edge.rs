@@ -111,7 +111,10 @@ pub fn check_head(req: &Request) -> Result<(), ApiError> {
 /// knows the allowed methods.
 pub fn envelope(res: Response) -> Response {
     let status = res.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(res.headers()) {
+    if !(status.is_client_error() || status.is_server_error())
+        || is_json(res.headers())
+        || is_html(res.headers())
+    {
         return res;
     }
     let error = match status {
@@ -136,6 +139,18 @@ pub fn envelope(res: Response) -> Response {
         }
     };
     error.into_response()
+}
+
+/// An HTML page (the board and the dashboard answer their errors as pages).
+fn is_html(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/html")
+        })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

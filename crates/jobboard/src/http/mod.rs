@@ -86,6 +86,7 @@ fn build(state: AppState, extra: Router<AppState>) -> Router {
         .nest("/api", api)
         .merge(docs::routes(doc))
         .merge(ops::routes(metrics_here))
+        .merge(crate::web::routes())
         .merge(extra);
     finish(state, routes, allowed)
 }
@@ -94,7 +95,7 @@ fn build(state: AppState, extra: Router<AppState>) -> Router {
 /// then `observe`, panics caught, the fallback.
 fn finish(state: AppState, routes: Router<AppState>, allowed: Arc<Allowed>) -> Router {
     let inner = routes
-        .fallback(|| async { ApiError::route_not_found() })
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(
@@ -109,6 +110,23 @@ fn finish(state: AppState, routes: Router<AppState>, allowed: Arc<Allowed>) -> R
         .layer(tower::util::MapRequestLayer::new(
             edge::decode_path as fn(Request) -> Request,
         ))
+}
+
+/// An unknown path: an HTML page for a browser (it asks for `text/html`) outside `/api`,
+/// the error envelope otherwise.
+async fn not_found(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> Response {
+    let path = uri.path();
+    let api = path == "/api" || path.starts_with("/api/");
+    let wants_html = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/html"));
+    if !api && wants_html {
+        crate::web::page::PageError::not_found().into_response()
+    } else {
+        ApiError::route_not_found().into_response()
+    }
 }
 
 /// Outermost middleware: request id (accepted from `X-Request-Id` when sane), limits of the

@@ -215,6 +215,25 @@ impl TestApp {
         self.req(Method::GET, path).send().await
     }
 
+    /// A request for a page (a path outside `/api`), sent as a browser sends it (asking
+    /// for HTML); `.header("host", ...)` picks the board.
+    pub fn page_req(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .header("accept", "text/html,application/xhtml+xml")
+    }
+
+    /// `GET` of a page, read into a [`Resp`] (its HTML in `text`).
+    pub async fn page(&self, path: &str) -> Resp {
+        Resp::read(
+            self.page_req(Method::GET, path)
+                .send()
+                .await
+                .expect("request failed"),
+        )
+        .await
+    }
+
     pub async fn post(&self, path: &str, body: Value) -> Resp {
         self.req(Method::POST, path).json(body).send().await
     }
@@ -304,7 +323,13 @@ impl Req<'_> {
         if let Some(b) = self.body {
             rb = rb.body(b);
         }
-        let res = rb.send().await.expect("request failed");
+        Resp::read(rb.send().await.expect("request failed")).await
+    }
+}
+
+impl Resp {
+    /// Reads a response whole: its JSON body when it is JSON, its text always.
+    pub async fn read(res: reqwest::Response) -> Resp {
         let status = res.status();
         let headers = res.headers().clone();
         let bytes = res.bytes().await.unwrap_or_default();
@@ -315,6 +340,11 @@ impl Req<'_> {
             body,
             text: String::from_utf8_lossy(&bytes).into_owned(),
         }
+    }
+
+    /// The body parsed as an HTML document.
+    pub fn html(&self) -> scraper::Html {
+        scraper::Html::parse_document(&self.text)
     }
 }
 

@@ -16,5 +16,6 @@ mod members;
 mod plans;
 mod site_analytics;
 mod smtp_sink;
+mod web;
 mod webhook_receiver;
 mod webhooks;

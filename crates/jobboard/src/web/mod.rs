@@ -1,0 +1,22 @@
+//! The HTML front doors: the public board (what job seekers and crawlers see) and the
+//! dashboard (where an organization's staff work). Both are server-rendered with askama
+//! (auto-escaping on), need no JavaScript for any core path, load nothing from another
+//! host, and call the same domain operations as the JSON API.
+//!
+//! This module holds what both share: which organization a request is for ([`site`]),
+//! rendering and error pages ([`page`]), the bundled assets ([`assets`]) and forms with
+//! anti-forgery tokens ([`forms`]).
+
+pub mod assets;
+pub mod forms;
+pub mod page;
+pub mod site;
+
+use axum::Router;
+
+use crate::app::AppState;
+
+/// Every page route (the API lives under `/api`).
+pub fn routes() -> Router<AppState> {
+    Router::new().merge(assets::routes())
+}
