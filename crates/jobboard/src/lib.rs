@@ -8,7 +8,6 @@
 
 pub mod auth;
 pub mod cache;
-pub mod cms;
 pub mod coalesce;
 pub mod config;
 pub mod db;

@@ -12,7 +12,6 @@ mod migrate;
 pub mod analytics;
 pub mod applications;
 pub mod categories;
-pub mod cms;
 pub mod events;
 pub mod keys;
 pub mod orgs;
