@@ -24,7 +24,7 @@ pub struct App {
     pub limiter: RateLimiter,
     pub metrics: Metrics,
     /// Rendered CMS reads of this node.
-    pub cms_cache: crate::cms::Cache,
+    pub cms_cache: crate::domain::cms::Cache,
     /// Rendered job lists of this node, by organization and normalised query.
     pub jobs_cache: crate::cache::Cache<(i64, String)>,
     /// Key lookups by key hash, shared by concurrent requests (see [`crate::coalesce`]).
@@ -71,7 +71,7 @@ impl App {
             config,
             limiter,
             metrics: Metrics::default(),
-            cms_cache: crate::cms::Cache::default(),
+            cms_cache: crate::domain::cms::Cache::default(),
             jobs_cache: crate::cache::Cache::default(),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,

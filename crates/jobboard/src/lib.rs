@@ -9,7 +9,6 @@
 pub mod app;
 pub mod auth;
 pub mod cache;
-pub mod cms;
 pub mod coalesce;
 pub mod config;
 pub mod db;

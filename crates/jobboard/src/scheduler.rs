@@ -23,7 +23,7 @@ pub async fn tick(app: &AppState) -> u64 {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job expiry step failed"),
     }
-    match crate::db::cms::expire_due(&app.db, now).await {
+    match crate::domain::cms::expire_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "CMS expiry step failed"),
     }

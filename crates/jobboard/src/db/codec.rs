@@ -1,7 +1,8 @@
 //! How domain values are stored, the same on both backends: instants as `timestamptz` on
 //! PostgreSQL and integer microseconds since the Unix epoch on SQLite (plain integer
 //! comparisons and indexes there), money as `NUMERIC` on PostgreSQL and its exact decimal
-//! text on SQLite, closed sets ([`TextEnum`]) as their text.
+//! text on SQLite, closed sets ([`TextEnum`]) as their text, and documents (a CMS
+//! collection's fields, an item's data) as JSON: `JSONB` on PostgreSQL, text on SQLite.
 
 use std::str::FromStr;
 
@@ -9,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::{
     Decode, Encode, Postgres, Sqlite, Type, encode::IsNull, error::BoxDynError,
-    postgres::PgTypeInfo, sqlite::SqliteTypeInfo,
+    postgres::PgTypeInfo, sqlite::SqliteTypeInfo, types::Json,
 };
 
 use crate::domain::{Money, TextEnum, Ts};
@@ -175,4 +176,54 @@ text_columns!(
     crate::domain::jobs::JobType,
     crate::domain::jobs::ApplyMethod,
     crate::domain::jobs::SalaryPeriod,
+    crate::domain::cms::ItemStatus,
+    crate::domain::cms::Visibility,
 );
+
+/// Stores a serde type as JSON on both backends (what `sqlx::types::Json` does), so the
+/// domain types need not wrap themselves in it.
+macro_rules! json_columns {
+    ($($t:ty),+ $(,)?) => {$(
+        impl Type<Sqlite> for $t {
+            fn type_info() -> SqliteTypeInfo { <Json<$t> as Type<Sqlite>>::type_info() }
+            fn compatible(ty: &SqliteTypeInfo) -> bool { <Json<$t> as Type<Sqlite>>::compatible(ty) }
+        }
+
+        impl Encode<'_, Sqlite> for $t {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <Sqlite as sqlx::Database>::ArgumentBuffer,
+            ) -> Result<IsNull, BoxDynError> {
+                <Json<&$t> as Encode<Sqlite>>::encode_by_ref(&Json(self), buf)
+            }
+        }
+
+        impl<'r> Decode<'r, Sqlite> for $t {
+            fn decode(value: <Sqlite as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+                Ok(<Json<$t> as Decode<Sqlite>>::decode(value)?.0)
+            }
+        }
+
+        impl Type<Postgres> for $t {
+            fn type_info() -> PgTypeInfo { <Json<$t> as Type<Postgres>>::type_info() }
+            fn compatible(ty: &PgTypeInfo) -> bool { <Json<$t> as Type<Postgres>>::compatible(ty) }
+        }
+
+        impl Encode<'_, Postgres> for $t {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <Postgres as sqlx::Database>::ArgumentBuffer,
+            ) -> Result<IsNull, BoxDynError> {
+                <Json<&$t> as Encode<Postgres>>::encode_by_ref(&Json(self), buf)
+            }
+        }
+
+        impl<'r> Decode<'r, Postgres> for $t {
+            fn decode(value: <Postgres as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+                Ok(<Json<$t> as Decode<Postgres>>::decode(value)?.0)
+            }
+        }
+    )+};
+}
+
+json_columns!(crate::domain::cms::Fields, crate::domain::cms::ItemData);

@@ -11,7 +11,6 @@ mod migrate;
 
 pub mod analytics;
 pub mod applications;
-pub mod cms;
 pub mod events;
 pub mod keys;
 pub mod webhooks;

@@ -7,6 +7,7 @@
 //! writes the change and its events in one transaction. Nothing here knows HTTP.
 
 pub mod categories;
+pub mod cms;
 pub mod error;
 pub mod events;
 pub mod html;

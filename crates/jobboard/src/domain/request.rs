@@ -18,6 +18,13 @@
 //! Modes: `required` (a `K::Value`), `optional` (`Option`: `null` counts as omitted),
 //! `not_null` (`Option`: may be omitted, `null` refused) and `nullable` (a
 //! [`Field`](super::input::Field): `null` clears).
+//!
+//! `#[sent = PlanSent]` before the struct also defines `PlanSent`, every field as sent
+//! (absent, `null` or its checked value), read by `PlanIn::read_sent` also when a required
+//! field is missing or invalid. An operation whose other rules need some fields (a
+//! nested part read on its own, a window of two instants, a record looked up by id) reads
+//! the sent fields, checks those rules, and reports their problems together with the
+//! fields' own; `PlanSent::complete` then gives the request.
 
 use utoipa::openapi::{
     ObjectBuilder, RefOr,
@@ -74,6 +81,10 @@ pub fn described(schema: RefOr<Schema>, doc: Option<String>) -> RefOr<Schema> {
         RefOr::T(Schema::OneOf(mut o)) => {
             o.description = Some(doc);
             RefOr::T(Schema::OneOf(o))
+        }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.description = Some(doc);
+            RefOr::T(Schema::Array(a))
         }
         RefOr::Ref(mut r) => {
             r.description = doc;
@@ -153,9 +164,45 @@ macro_rules! request {
     (@take nullable $f:ident) => { $f };
     (@name $f:ident) => { stringify!($f) };
     (@name $f:ident $json:literal) => { $json };
+    // `#[sent = ...]` given: the sent fields' struct and its reader.
+    (@sent [] $($rest:tt)*) => {};
+    (@sent [$Sent:ident] $vis:vis $name:ident {
+        $( $(#[json = $json:literal])? $field:ident : $mode:ident $kind:ty ),*
+    }) => {
+        #[doc = concat!("The fields of [`", stringify!($name), "`] as sent: each absent, `null` or its checked value.")]
+        #[derive(Debug, Clone)]
+        $vis struct $Sent {
+            $( pub $field: $crate::domain::input::Field<<$kind as $crate::domain::kind::Kind>::Value>, )*
+        }
+
+        impl $name {
+            /// Reads every field from `input`, recording every problem, also when a
+            /// required field is missing or invalid.
+            pub fn read_sent(input: &mut $crate::domain::input::Input) -> $Sent {
+                $Sent {
+                    $(
+                        $field: input.read::<$kind>(
+                            $crate::request!(@name $field $($json)?),
+                            $crate::request!(@mode $mode),
+                        ),
+                    )*
+                }
+            }
+        }
+
+        impl $Sent {
+            /// The request, when every required field was sent and valid (the problems of
+            /// the others were recorded when they were read).
+            pub fn complete(self) -> Option<$name> {
+                let $Sent { $($field),* } = self;
+                Some($name { $( $field: $crate::request!(@take $mode $field), )* })
+            }
+        }
+    };
     (
         $(#[doc = $doc:literal])*
         $(#[min_properties = $minp:literal])?
+        $(#[sent = $Sent:ident])?
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $fdoc:literal])*
@@ -164,6 +211,10 @@ macro_rules! request {
             ),* $(,)?
         }
     ) => {
+        $crate::request!(@sent [$($Sent)?] $vis $name {
+            $( $(#[json = $json])? $field : $mode $kind ),*
+        });
+
         $(#[doc = $doc])*
         #[derive(Debug, Clone)]
         $vis struct $name {

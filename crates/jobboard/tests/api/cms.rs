@@ -2,10 +2,8 @@
 //! windows, the scheduler's expiry, ETags, and a cache that is never stale.
 
 use jobboard::{
-    db::{
-        Ts,
-        cms::{self as store, ListFilter},
-    },
+    db::Ts,
+    domain::cms::{self as store, ListFilter},
     server::{self, App},
 };
 use reqwest::Method;
@@ -30,6 +28,7 @@ backends!(
     a_read_right_after_a_write_sees_it,
     a_write_on_another_node_purges_this_nodes_cache,
     scopes_and_tenancy,
+    a_select_field_needs_options,
 );
 
 fn at(offset_ms: i64) -> Ts {
@@ -1139,4 +1138,37 @@ async fn a_cached_list_turns_over_at_the_next_window_boundary(b: Backend) {
     let after = t.get("/cms/blog").await;
     assert_eq!(titles(&after), ["arriving"]);
     assert_ne!(after.header("etag"), before.header("etag"));
+}
+
+async fn a_select_field_needs_options(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    for options in [None, Some(Value::Null)] {
+        let mut field = json!({"name": "tier", "type": "select"});
+        if let Some(o) = options {
+            field["options"] = o;
+        }
+        let r = t
+            .post(
+                "/cms",
+                json!({"slug": "tiers", "name": "Tiers", "schema": [field]}),
+            )
+            .await;
+        r.expect_error(422, "validation_failed");
+        assert_eq!(r.error_fields(), ["schema[0].options"], "{}", r.text);
+        assert_eq!(r.body["error"]["details"]["fields"][0]["code"], "required");
+    }
+    // Nothing was stored; on other types `options: null` counts as not sent.
+    assert_eq!(t.get("/cms").await.body["collections"], json!([]));
+    let r = t
+        .post(
+            "/cms",
+            json!({"slug": "tiers", "name": "Tiers",
+                   "schema": [{"name": "tier", "type": "text", "options": null}]}),
+        )
+        .await;
+    r.expect(201);
+    assert_eq!(
+        r.body["collection"]["schema"],
+        json!([{"name": "tier", "type": "text", "required": false}])
+    );
 }

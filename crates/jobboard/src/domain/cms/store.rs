@@ -1,69 +1,27 @@
 //! CMS collections and items as stored. Every write to a collection or its items bumps
 //! the collection's `version` in the same transaction (the read cache depends on it).
 
-use serde::Serialize;
-use serde_json::{Map, Value};
-use sqlx::types::Json;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{Backend, Db, DbResult, Ts, Tx};
-use crate::{cms::schema::FieldDef, dispatch, dispatch_tx};
-
-/// A collection as returned by the API.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
-pub struct Collection {
-    pub id: Uuid,
-    pub slug: String,
-    pub name: String,
-    #[schema(value_type = crate::cms::Visibility)]
-    pub visibility: String,
-    #[schema(value_type = Vec<FieldDef>)]
-    pub schema: Json<Vec<FieldDef>>,
-    pub created_at: Ts,
-    pub updated_at: Ts,
-    #[serde(skip)]
-    #[schema(ignore)]
-    pub version: i64,
-}
-
-/// What a read needs to know of a collection: its id, visibility and current version.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Head {
-    pub id: Uuid,
-    pub visibility: String,
-    pub version: i64,
-}
-
-/// An item as returned by the API.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
-pub struct Item {
-    pub id: Uuid,
-    /// The item's fields, validated against the collection schema.
-    #[schema(value_type = Object)]
-    pub data: Json<Map<String, Value>>,
-    #[schema(value_type = crate::cms::ItemStatus)]
-    pub status: String,
-    pub starts_at: Option<Ts>,
-    pub expires_at: Option<Ts>,
-    pub position: i64,
-    pub created_at: Ts,
-    pub updated_at: Ts,
-    pub owner_user_id: Option<Uuid>,
-}
+use super::model::{Collection, Fields, Head, Item, ItemStatus, ListFilter, Visibility};
+use crate::{
+    db::{Db, DbResult, StoreError, Tx},
+    dispatch, dispatch_tx,
+    domain::{Result, Ts},
+};
 
 const COLLECTION_COLS: &str = "id, slug, name, visibility, schema, created_at, updated_at, version";
 const ITEM_COLS: &str =
     "id, data, status, starts_at, expires_at, position, created_at, updated_at, owner_user_id";
 
 /// Creates or replaces (by slug) a collection; `true` when it was created.
-pub async fn upsert_collection(
+pub(super) async fn upsert_collection(
     db: &Db,
     org_id: i64,
     slug: &str,
     name: &str,
-    visibility: &str,
-    schema: &[FieldDef],
+    visibility: Visibility,
+    schema: &Fields,
 ) -> DbResult<(Collection, bool)> {
     let now = Ts::now();
     let sql = format!(
@@ -80,7 +38,7 @@ pub async fn upsert_collection(
             .bind(slug)
             .bind(name)
             .bind(visibility)
-            .bind(Json(schema))
+            .bind(schema)
             .bind(now)
             .fetch_one(p)
             .await?
@@ -89,55 +47,50 @@ pub async fn upsert_collection(
     Ok((c, created))
 }
 
-pub async fn list_collections(db: &Db, org_id: i64) -> DbResult<Vec<Collection>> {
+pub(super) async fn list_collections(db: &Db, org_id: i64) -> DbResult<Vec<Collection>> {
     let sql =
         format!("SELECT {COLLECTION_COLS} FROM cms_collections WHERE org_id = $1 ORDER BY slug");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(StoreError::from)
     })
 }
 
-pub async fn get_collection(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Collection>> {
+pub(super) async fn get_collection(
+    db: &Db,
+    org_id: i64,
+    slug: &str,
+) -> DbResult<Option<Collection>> {
     let sql =
         format!("SELECT {COLLECTION_COLS} FROM cms_collections WHERE org_id = $1 AND slug = $2");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(slug).fetch_optional(p).await.map_err(crate::db::StoreError::from)
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(slug).fetch_optional(p).await.map_err(StoreError::from)
     })
 }
 
 /// The id, visibility and version of a collection: one indexed read.
-pub async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Head>> {
+pub(super) async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Head>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as("SELECT id, visibility, version FROM cms_collections WHERE org_id = $1 AND slug = $2")
             .bind(org_id)
             .bind(slug)
             .fetch_optional(p)
-            .await.map_err(crate::db::StoreError::from)
+            .await.map_err(StoreError::from)
     })
 }
 
-/// Which items a list returns.
-#[derive(Debug, Clone, Copy)]
-pub enum ListFilter<'a> {
-    /// Published, started (`starts_at <= now`) and not expired (`expires_at > now`).
-    Public(Ts),
-    /// Every item of this status.
-    Status(&'a str),
-}
-
 /// A page of items (position ascending, then newest) and the total count.
-pub async fn list_items(
+pub(super) async fn list_items(
     db: &Db,
     org_id: i64,
     collection_id: Uuid,
-    filter: ListFilter<'_>,
+    filter: ListFilter,
     limit: i64,
     offset: i64,
 ) -> DbResult<(Vec<Item>, i64)> {
     let (cond, status, now) = match filter {
         ListFilter::Public(now) => (
             "status = $3 AND (starts_at IS NULL OR starts_at <= $4) AND (expires_at IS NULL OR expires_at > $4)",
-            "published",
+            ItemStatus::Published,
             Some(now),
         ),
         ListFilter::Status(s) => ("status = $3", s, None),
@@ -170,7 +123,7 @@ pub async fn list_items(
 
 /// The earliest `starts_at` or `expires_at` of the collection after `now`: the moment a
 /// list rendered now may change without a write.
-pub async fn next_boundary(db: &Db, collection_id: Uuid, now: Ts) -> DbResult<Option<Ts>> {
+pub(super) async fn next_boundary(db: &Db, collection_id: Uuid, now: Ts) -> DbResult<Option<Ts>> {
     let (a, b): (Option<Ts>, Option<Ts>) = dispatch!(db.reader(), p => {
         let a = sqlx::query_scalar(
             "SELECT MIN(starts_at) FROM cms_items WHERE collection_id = $1 AND starts_at IS NOT NULL AND starts_at > $2",
@@ -194,7 +147,7 @@ pub async fn next_boundary(db: &Db, collection_id: Uuid, now: Ts) -> DbResult<Op
     })
 }
 
-pub async fn get_item(
+pub(super) async fn get_item(
     db: &Db,
     org_id: i64,
     collection_id: Uuid,
@@ -204,19 +157,8 @@ pub async fn get_item(
         "SELECT {ITEM_COLS} FROM cms_items WHERE org_id = $1 AND collection_id = $2 AND id = $3"
     );
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(collection_id).bind(id).fetch_optional(p).await.map_err(crate::db::StoreError::from)
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(collection_id).bind(id).fetch_optional(p).await.map_err(StoreError::from)
     })
-}
-
-/// A new item.
-#[derive(Debug, Clone)]
-pub struct NewItem {
-    pub data: Map<String, Value>,
-    pub status: String,
-    pub starts_at: Option<Ts>,
-    pub expires_at: Option<Ts>,
-    pub position: i64,
-    pub owner_user_id: Option<Uuid>,
 }
 
 async fn bump(tx: &mut Tx, collection_id: Uuid) -> DbResult<()> {
@@ -229,58 +171,51 @@ async fn bump(tx: &mut Tx, collection_id: Uuid) -> DbResult<()> {
     Ok(())
 }
 
-pub async fn create_item(
+/// Inserts `item` into the collection and bumps its version, in one transaction.
+pub(super) async fn insert_item(
     db: &Db,
     org_id: i64,
     collection_id: Uuid,
-    new: NewItem,
+    item: &Item,
 ) -> DbResult<Item> {
-    let now = Ts::now();
     let sql = format!(
         "INSERT INTO cms_items (id, org_id, collection_id, data, status, starts_at, expires_at, position, owner_user_id, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING {ITEM_COLS}"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {ITEM_COLS}"
     );
     let mut tx = db.begin().await?;
-    let item: Item = dispatch_tx!(&mut tx, t => {
+    let stored: Item = dispatch_tx!(&mut tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(Uuid::now_v7())
+            .bind(item.id)
             .bind(org_id)
             .bind(collection_id)
-            .bind(Json(&new.data))
-            .bind(&new.status)
-            .bind(new.starts_at)
-            .bind(new.expires_at)
-            .bind(new.position)
-            .bind(new.owner_user_id)
-            .bind(now)
+            .bind(&item.data)
+            .bind(item.status)
+            .bind(item.starts_at)
+            .bind(item.expires_at)
+            .bind(item.position)
+            .bind(item.owner_user_id)
+            .bind(item.created_at)
+            .bind(item.updated_at)
             .fetch_one(&mut **t)
             .await?
     });
     bump(&mut tx, collection_id).await?;
     tx.commit().await?;
-    Ok(item)
+    Ok(stored)
 }
 
-/// Changes to an item: `None` leaves a field as stored.
-#[derive(Debug, Clone, Default)]
-pub struct ItemChanges {
-    pub data: Option<Map<String, Value>>,
-    pub status: Option<String>,
-    pub starts_at: Option<Option<Ts>>,
-    pub expires_at: Option<Option<Ts>>,
-    pub position: Option<i64>,
-    pub owner_user_id: Option<Option<Uuid>>,
-}
-
-/// Applies `changes` to an item; `None` when it is not an item of this collection.
-pub async fn update_item(
+/// Updates an item: `plan` turns the stored item (read locked, in the transaction) into
+/// the new one, or refuses. Bumps the collection's version. `None` when it is not an item
+/// of this collection.
+pub(super) async fn update_item(
     db: &Db,
     org_id: i64,
     collection_id: Uuid,
     id: Uuid,
-    changes: ItemChanges,
-) -> DbResult<Option<Item>> {
-    let lock = if db.backend() == Backend::Postgres {
+    plan: impl FnOnce(&Item) -> Result<Item>,
+) -> Result<Option<Item>> {
+    let mut tx = db.begin().await?;
+    let lock = if matches!(tx, Tx::Postgres(_)) {
         " FOR UPDATE"
     } else {
         ""
@@ -293,31 +228,26 @@ pub async fn update_item(
              owner_user_id = $6, updated_at = $7
          WHERE id = $8 RETURNING {ITEM_COLS}"
     );
-    let mut tx = db.begin().await?;
     let current: Option<Item> = dispatch_tx!(&mut tx, t => {
-        sqlx::query_as(sqlx::AssertSqlSafe(select)).bind(org_id).bind(collection_id).bind(id).fetch_optional(&mut **t).await?
+        sqlx::query_as(sqlx::AssertSqlSafe(select)).bind(org_id).bind(collection_id).bind(id).fetch_optional(&mut **t).await.map_err(StoreError::from)?
     });
-    let Some(cur) = current else {
+    let Some(current) = current else {
         return Ok(None);
     };
-    let data = changes.data.unwrap_or(cur.data.0);
-    let status = changes.status.unwrap_or(cur.status);
-    let starts_at = changes.starts_at.unwrap_or(cur.starts_at);
-    let expires_at = changes.expires_at.unwrap_or(cur.expires_at);
-    let position = changes.position.unwrap_or(cur.position);
-    let owner = changes.owner_user_id.unwrap_or(cur.owner_user_id);
+    let next = plan(&current)?;
     let item: Item = dispatch_tx!(&mut tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(update))
-            .bind(Json(&data))
-            .bind(&status)
-            .bind(starts_at)
-            .bind(expires_at)
-            .bind(position)
-            .bind(owner)
-            .bind(Ts::now())
+            .bind(&next.data)
+            .bind(next.status)
+            .bind(next.starts_at)
+            .bind(next.expires_at)
+            .bind(next.position)
+            .bind(next.owner_user_id)
+            .bind(next.updated_at)
             .bind(id)
             .fetch_one(&mut **t)
-            .await?
+            .await
+            .map_err(StoreError::from)?
     });
     bump(&mut tx, collection_id).await?;
     tx.commit().await?;
@@ -325,7 +255,12 @@ pub async fn update_item(
 }
 
 /// Deletes an item; `false` when it is not an item of this collection.
-pub async fn delete_item(db: &Db, org_id: i64, collection_id: Uuid, id: Uuid) -> DbResult<bool> {
+pub(super) async fn delete_item(
+    db: &Db,
+    org_id: i64,
+    collection_id: Uuid,
+    id: Uuid,
+) -> DbResult<bool> {
     let mut tx = db.begin().await?;
     let n = dispatch_tx!(&mut tx, t => {
         sqlx::query("DELETE FROM cms_items WHERE org_id = $1 AND collection_id = $2 AND id = $3")
@@ -344,10 +279,10 @@ pub async fn delete_item(db: &Db, org_id: i64, collection_id: Uuid, id: Uuid) ->
     Ok(true)
 }
 
-/// Scheduler step: moves published items whose `expires_at` has passed to `expired` and
-/// bumps their collections' versions, in one transaction. Idempotent: a second run (or
-/// another node) finds nothing to move. Returns how many items moved.
-pub async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
+/// Moves published items whose `expires_at` has passed to `expired` and bumps their
+/// collections' versions, in one transaction. Guarded by the current status, so a second
+/// run (or another node) finds nothing to move. Returns how many items moved.
+pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
     let mut tx = db.begin().await?;
     let moved: Vec<Uuid> = dispatch_tx!(&mut tx, t => {
         sqlx::query_scalar(

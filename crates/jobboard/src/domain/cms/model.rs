@@ -1,0 +1,189 @@
+//! CMS collections and items: their closed sets, their stored rows, the request bodies
+//! and the list query. A collection's schema (its field definitions, and how an item's
+//! `data` is checked against them) is in [`super::schema`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::schema::{FieldArray, FieldDef, Slug};
+use crate::{
+    domain::{
+        Ts,
+        kind::{Enum, Id, Instant, Int, Object, Trimmed},
+        query::{QEnum, QInt},
+    },
+    query, request, text_enum,
+};
+
+text_enum!(
+    /// Where a CMS item is in its life. `published` items are in the public list while
+    /// inside their window (`starts_at`, `expires_at`); a published item past `expires_at`
+    /// moves to `expired` by itself. Any status may follow any other.
+    ItemStatus {
+        Draft = "draft",
+        PendingReview = "pending_review",
+        Published = "published",
+        Expired = "expired",
+        Archived = "archived",
+    }
+);
+
+text_enum!(
+    /// Who a collection is meant for. Only `public` collections may be stored by shared
+    /// caches (`Cache-Control: public, ...`); every call needs a key whatever the visibility.
+    Visibility { Public = "public", Gated = "gated", Private = "private" }
+);
+
+/// Most items a list page holds.
+pub const LIST_LIMIT_MAX: i64 = 500;
+/// Largest `position` (and the negative of the smallest).
+pub const POSITION_MAX: i64 = 1_000_000_000;
+
+/// The field definitions of a collection, in order: stored as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fields(pub Vec<FieldDef>);
+
+/// An item's fields, checked against its collection's schema: stored as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ItemData(pub Map<String, Value>);
+
+/// A collection as returned by the API.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct Collection {
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
+    pub visibility: Visibility,
+    #[schema(value_type = Vec<FieldDef>)]
+    pub schema: Fields,
+    pub created_at: Ts,
+    pub updated_at: Ts,
+    /// Bumped by every write to the collection or its items (see the read cache).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub version: i64,
+}
+
+/// What a read needs to know of a collection: its id, visibility and current version.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Head {
+    pub id: Uuid,
+    pub visibility: Visibility,
+    pub version: i64,
+}
+
+/// An item as returned by the API.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct Item {
+    pub id: Uuid,
+    /// The item's fields, validated against the collection schema.
+    #[schema(value_type = Object)]
+    pub data: ItemData,
+    pub status: ItemStatus,
+    pub starts_at: Option<Ts>,
+    pub expires_at: Option<Ts>,
+    pub position: i64,
+    pub created_at: Ts,
+    pub updated_at: Ts,
+    pub owner_user_id: Option<Uuid>,
+}
+
+/// Which items a list returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFilter {
+    /// Published, started (`starts_at <= now`) and not expired (`expires_at > now`).
+    Public(Ts),
+    /// Every item of this status.
+    Status(ItemStatus),
+}
+
+request! {
+    /// Body of `POST /cms`. A collection with this slug is replaced (its name, visibility and
+    /// schema); its items are not revalidated against the new schema.
+    #[sent = CollectionSent]
+    pub struct CollectionIn {
+        /// Unique in the organization.
+        pub slug: required Slug,
+        /// Stored without surrounding white space.
+        pub name: required Trimmed<1, 200>,
+        /// Default `public`.
+        pub visibility: optional Enum<Visibility>,
+        /// The item fields: at most 40 definitions, their names unique (an empty schema is
+        /// allowed).
+        pub schema: required FieldArray,
+    }
+}
+
+request! {
+    /// Body of `POST /cms/{slug}`: creates an item or, with `id`, updates that item. On
+    /// update, `data` is replaced, other fields sent replace the stored values and fields
+    /// omitted keep them.
+    #[sent = ItemSent]
+    pub struct ItemIn {
+        /// An item of this collection to update (`200`); an unknown one is `404`.
+        pub id: optional Id,
+        /// The item's fields, checked against the collection's schema
+        /// (`GET /cms/{slug}/schema`): every schema field's value must have its type and
+        /// limits, and required ones must be present and not `null` (nor blank, for text).
+        /// Failures are answered `422 schema_validation_failed`, each field named
+        /// `data.<field>`. Fields the schema does not define are accepted and dropped, not
+        /// stored: the one body whose unknown fields are not refused. At most 32 levels deep,
+        /// without NUL characters.
+        pub data: required Object,
+        /// Default `published` on create.
+        pub status: optional Enum<ItemStatus>,
+        /// When the item enters the public list; `null` clears it.
+        pub starts_at: nullable Instant,
+        /// When the item leaves the public list; after `starts_at` when both are set; `null`
+        /// clears it.
+        pub expires_at: nullable Instant,
+        /// Default 0. Lists are ordered by position ascending, then newest first.
+        pub position: optional Int<{ -POSITION_MAX }, { POSITION_MAX }>,
+        /// `null` clears it.
+        pub owner_user_id: nullable Id,
+    }
+}
+
+request! {
+    /// Body of `PATCH /cms/{slug}/{id}`: at least one field. Fields omitted keep their
+    /// stored values.
+    #[min_properties = 1]
+    pub struct ItemPatch {
+        /// Replaces the whole stored `data`, checked as in `POST /cms/{slug}` (fields the
+        /// schema does not define are dropped). Omitted, `data` is left untouched.
+        pub data: not_null Object,
+        pub status: not_null Enum<ItemStatus>,
+        /// `null` clears it.
+        pub starts_at: nullable Instant,
+        /// After `starts_at` when both are set; `null` clears it.
+        pub expires_at: nullable Instant,
+        pub position: not_null Int<{ -POSITION_MAX }, { POSITION_MAX }>,
+    }
+}
+
+query! {
+    /// Query of `GET /cms/{slug}`.
+    pub struct ItemListQuery {
+        /// Only items of this status (windows then do not apply). Without it: the public
+        /// list.
+        pub status: QEnum<ItemStatus> = optional,
+        /// Items per page.
+        pub limit: QInt<1, { LIST_LIMIT_MAX }> = default(50),
+        /// Items skipped before the page.
+        pub offset: QInt<0, { i64::MAX }> = default(0),
+    }
+}
+
+impl ItemListQuery {
+    /// Which items the query lists at `now`.
+    pub fn filter(&self, now: Ts) -> ListFilter {
+        match self.status {
+            Some(s) => ListFilter::Status(s),
+            None => ListFilter::Public(now),
+        }
+    }
+}
