@@ -1,7 +1,8 @@
 //! How domain values are stored, the same on both backends: instants as `timestamptz` on
 //! PostgreSQL and integer microseconds since the Unix epoch on SQLite (plain integer
 //! comparisons and indexes there), money as `NUMERIC` on PostgreSQL and its exact decimal
-//! text on SQLite, closed sets ([`TextEnum`]) as their text.
+//! text on SQLite, free-form documents ([`JsonDoc`]) as JSONB on PostgreSQL and JSON text on
+//! SQLite, closed sets ([`TextEnum`]) as their text.
 
 use std::str::FromStr;
 
@@ -12,7 +13,9 @@ use sqlx::{
     postgres::PgTypeInfo, sqlite::SqliteTypeInfo,
 };
 
-use crate::domain::{Money, TextEnum, Ts};
+use sqlx::types::Json;
+
+use crate::domain::{JsonDoc, Money, TextEnum, Ts};
 
 impl Type<Sqlite> for Ts {
     fn type_info() -> SqliteTypeInfo {
@@ -111,6 +114,58 @@ impl<'r> Decode<'r, Postgres> for Money {
     fn decode(value: <Postgres as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
         Ok(Money(
             <Decimal as Decode<Postgres>>::decode(value)?.normalize(),
+        ))
+    }
+}
+
+impl Type<Sqlite> for JsonDoc {
+    fn type_info() -> SqliteTypeInfo {
+        <Json<serde_json::Value> as Type<Sqlite>>::type_info()
+    }
+    fn compatible(ty: &SqliteTypeInfo) -> bool {
+        <Json<serde_json::Value> as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Sqlite> for JsonDoc {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Sqlite as sqlx::Database>::ArgumentBuffer,
+    ) -> Result<IsNull, BoxDynError> {
+        <Json<&serde_json::Value> as Encode<Sqlite>>::encode(Json(&self.0), buf)
+    }
+}
+
+impl<'r> Decode<'r, Sqlite> for JsonDoc {
+    fn decode(value: <Sqlite as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(JsonDoc(
+            <Json<serde_json::Value> as Decode<Sqlite>>::decode(value)?.0,
+        ))
+    }
+}
+
+impl Type<Postgres> for JsonDoc {
+    fn type_info() -> PgTypeInfo {
+        <Json<serde_json::Value> as Type<Postgres>>::type_info()
+    }
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <Json<serde_json::Value> as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Postgres> for JsonDoc {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Postgres as sqlx::Database>::ArgumentBuffer,
+    ) -> Result<IsNull, BoxDynError> {
+        <Json<&serde_json::Value> as Encode<Postgres>>::encode(Json(&self.0), buf)
+    }
+}
+
+impl<'r> Decode<'r, Postgres> for JsonDoc {
+    fn decode(value: <Postgres as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(JsonDoc(
+            <Json<serde_json::Value> as Decode<Postgres>>::decode(value)?.0,
         ))
     }
 }

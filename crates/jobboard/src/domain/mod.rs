@@ -20,4 +20,4 @@ pub mod values;
 
 pub use error::{Error, FieldError, Result};
 pub use input::{Field, Input, Mode, QueryInput};
-pub use values::{Money, TextEnum, Ts};
+pub use values::{JsonDoc, Money, TextEnum, Ts};
