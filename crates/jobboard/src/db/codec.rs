@@ -220,12 +220,12 @@ fn decode_text<E: TextEnum>(s: &str) -> Result<E, BoxDynError> {
 }
 
 text_columns!(
-    crate::db::billing::Role,
-    crate::db::billing::ApprovalStatus,
-    crate::db::billing::AccessStatus,
-    crate::db::billing::PaymentStatus,
-    crate::db::billing::PaymentProvider,
-    crate::db::billing::PlanInterval,
+    crate::domain::members::Role,
+    crate::domain::members::ApprovalStatus,
+    crate::domain::members::AccessStatus,
+    crate::domain::members::PaymentStatus,
+    crate::domain::members::PaymentProvider,
+    crate::domain::plans::PlanInterval,
     crate::domain::jobs::JobStatus,
     crate::domain::jobs::JobType,
     crate::domain::jobs::ApplyMethod,

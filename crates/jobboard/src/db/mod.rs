@@ -18,12 +18,6 @@ pub mod keys;
 pub mod orgs;
 pub mod webhooks;
 
-pub mod access;
-pub mod billing;
-pub mod members;
-pub mod payments;
-pub mod plans;
-
 use std::{
     any::{Any, TypeId},
     collections::HashMap,

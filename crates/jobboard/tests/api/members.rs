@@ -19,6 +19,7 @@ backends!(
     concurrent_first_syncs_create_one_member,
     members_are_scoped_to_their_organization,
     sync_needs_members_write,
+    integral_numbers_and_null_identifiers,
 );
 
 async fn events(t: &TestApp) -> Vec<(String, Value)> {
@@ -139,7 +140,7 @@ async fn later_syncs_update_and_replace_only_sent_fields(b: Backend) {
     assert_eq!(m["approvalStatus"], "rejected");
     // Only one member, one user.created.
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -183,7 +184,9 @@ async fn user_id_matching_and_conflicts(b: Backend) {
     r.expect(200);
     assert_eq!(r.body["data"]["member"]["name"], "Al");
     // Nothing changed by the conflicts.
-    let members = jobboard::db::members::list(t.db(), t.org_id).await.unwrap();
+    let members = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
     assert_eq!(members.len(), 2);
     assert_eq!(members[0].email, "a.new@example.com");
     assert_eq!(members[1].email, "a@example.com");
@@ -333,7 +336,7 @@ async fn sync_validation_errors(b: Backend) {
     );
     // Nothing was stored by any of these.
     assert!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()
@@ -429,7 +432,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
     let r = sync(&t, json!({"email": "sub@example.com"})).await;
     assert_eq!(r.body["data"]["access"], Value::Null);
     let uid = uuid::Uuid::parse_str(member.as_str().unwrap()).unwrap();
-    let stored = jobboard::db::access::list_for_member(t.db(), t.org_id, uid)
+    let stored = jobboard::domain::members::access_of(t.db(), t.org_id, uid)
         .await
         .unwrap();
     assert_eq!(stored.len(), 1);
@@ -479,7 +482,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
         "access.processorSubscriptionId"
     );
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -551,7 +554,7 @@ async fn access_plan_lookup(b: Backend) {
         assert_eq!(r.error_fields(), ["access"], "{access}");
     }
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -568,7 +571,7 @@ async fn access_plan_lookup(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["access"]);
     assert!(
-        jobboard::db::members::list(t.db(), other_org)
+        jobboard::domain::members::list(t.db(), other_org)
             .await
             .unwrap()
             .is_empty()
@@ -603,7 +606,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     assert_eq!(p["processorSessionId"], Value::Null);
     assert_eq!(p["metadata"], json!({"order": 7}));
     // Stored exactly (no binary floating point) on both backends.
-    let stored = jobboard::db::payments::list_for_org(t.db(), t.org_id)
+    let stored = jobboard::domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(stored.len(), 1);
@@ -624,7 +627,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     assert_eq!(r.body["data"]["payment"]["id"], p["id"]);
     assert_eq!(r.body["data"]["payment"]["updatedAt"], p["updatedAt"]);
     assert_eq!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -665,7 +668,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
         .await
         .expect(200);
     }
-    let all = jobboard::db::payments::list_for_org(t.db(), t.org_id)
+    let all = jobboard::domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(all.len(), 4);
@@ -724,14 +727,14 @@ async fn payment_status_changes_and_conflicts(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["payment.planId"]);
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
         1
     );
     assert_eq!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -754,14 +757,14 @@ async fn failure_in_payment_rolls_back_everything(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["payment.jobId"]);
     assert!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty(),
         "no member"
     );
     assert!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()
@@ -773,11 +776,13 @@ async fn failure_in_payment_rolls_back_everything(b: Backend) {
         .expect(201);
     let r = sync(&t, body.clone()).await;
     r.expect_error(422, "validation_failed");
-    let members = jobboard::db::members::list(t.db(), t.org_id).await.unwrap();
+    let members = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
     assert_eq!(members.len(), 1);
     assert_eq!(members[0].name, "Before");
     assert!(
-        jobboard::db::access::list_for_member(t.db(), t.org_id, members[0].id)
+        jobboard::domain::members::access_of(t.db(), t.org_id, members[0].id)
             .await
             .unwrap()
             .is_empty(),
@@ -831,14 +836,14 @@ async fn concurrent_first_syncs_create_one_member(b: Backend) {
         assert_eq!(ids.len(), 1, "every request saw the same member");
     }
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
         3
     );
     assert_eq!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -923,12 +928,14 @@ async fn members_are_scoped_to_their_organization(b: Backend) {
         .await;
     r.expect(201);
     assert_eq!(r.body["data"]["member"]["organizationId"], other_org);
-    let ours = jobboard::db::members::list(t.db(), t.org_id).await.unwrap();
+    let ours = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
     assert_eq!(ours.len(), 1);
     assert_eq!(ours[0].name, "Mine");
     assert_eq!(ours[0].email, "both@example.com");
     assert_eq!(
-        jobboard::db::members::list(t.db(), other_org)
+        jobboard::domain::members::list(t.db(), other_org)
             .await
             .unwrap()
             .len(),
@@ -980,4 +987,59 @@ async fn sync_needs_members_write(b: Backend) {
     t.get("/members/sync")
         .await
         .expect_error(405, "method_not_allowed");
+}
+
+async fn integral_numbers_and_null_identifiers(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let plan = pro_plan(&t).await;
+    // `jobsRemaining` written as 3.0 is the integer 3; identifiers sent as null count as
+    // absent (the plan is named by the one that is not null).
+    let r = t
+        .req(Method::POST, "/members/sync")
+        .raw(
+            format!(
+                r#"{{"email": "n@example.com", "userId": null,
+                    "access": {{"planId": "{}", "planName": null, "processorPriceId": null,
+                                "altProcessorPlanId": null, "processorSubscriptionId": null,
+                                "jobsRemaining": 3.0}}}}"#,
+                plan["id"].as_str().unwrap()
+            ),
+            Some("application/json"),
+        )
+        .send()
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["access"]["jobsRemaining"], 3);
+    assert_eq!(r.body["data"]["access"]["planId"], plan["id"]);
+    assert_eq!(
+        r.body["data"]["access"]["processorSubscriptionId"],
+        Value::Null
+    );
+    // The document says what the server accepts.
+    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    for (schema, field) in [
+        ("MemberSyncIn", "userId"),
+        ("AccessIn", "planId"),
+        ("AccessIn", "processorPriceId"),
+        ("AccessIn", "altProcessorPlanId"),
+        ("AccessIn", "planName"),
+        ("AccessIn", "processorSubscriptionId"),
+        ("PaymentIn", "planId"),
+        ("PaymentIn", "processorSessionId"),
+        ("PaymentIn", "processorPaymentIntentId"),
+    ] {
+        let types = &schemas[schema]["properties"][field]["type"];
+        assert_eq!(types[1], "null", "{schema}.{field}: {types}");
+    }
+    for (schema, field) in [
+        ("MemberSyncIn", "name"),
+        ("AccessIn", "jobsRemaining"),
+        ("PaymentIn", "currency"),
+    ] {
+        assert!(
+            schemas[schema]["properties"][field]["type"].is_string(),
+            "{schema}.{field} is not nullable"
+        );
+    }
 }
