@@ -33,6 +33,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(6, "0006_applications_analytics"),
     migration!(7, "0007_analytics_sketches"),
     migration!(8, "0008_job_list_versions"),
+    migration!(11, "0011_member_email_identity"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

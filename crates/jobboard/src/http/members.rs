@@ -38,11 +38,11 @@ pub struct MemberSyncData {
 /// Create or update a member, optionally with an access (subscription) and a payment.
 ///
 /// The member is found by `userId` when given and known (its email may then change; an
-/// email already owned by another member is `409 conflict`), else by email
-/// (case-insensitive; found with a different `userId` is `409 conflict`), else created
-/// (`201`, with `userId` as its id when given). Member, access, payment and their events
-/// (`user.created`, `subscription.created`, `subscription.canceled`, `payment.received`)
-/// are written together or not at all.
+/// email already owned by another member is `409 conflict`), else by email (ignoring the
+/// case of ASCII letters only; found with a different `userId` is `409 conflict`), else
+/// created (`201`, with `userId` as its id when given). Member, access, payment and their
+/// events (`user.created`, `subscription.created`, `subscription.canceled`,
+/// `payment.received`) are written together or not at all.
 #[utoipa::path(post, path = "/members/sync", tag = "members", request_body = MemberSyncIn,
     responses(
         (status = 200, description = "An existing member was updated.", body = MemberSyncOut),

@@ -19,6 +19,8 @@ backends!(
     concurrent_first_syncs_create_one_member,
     members_are_scoped_to_their_organization,
     sync_needs_members_write,
+    emails_match_ignoring_ascii_case_only,
+    upgrading_recomputes_stored_email_identities,
     integral_numbers_and_null_identifiers,
 );
 
@@ -987,6 +989,143 @@ async fn sync_needs_members_write(b: Backend) {
     t.get("/members/sync")
         .await
         .expect_error(405, "method_not_allowed");
+}
+
+async fn emails_match_ignoring_ascii_case_only(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let kate = sync(&t, json!({"email": "kate@example.com", "name": "Kate"})).await;
+    kate.expect(201);
+    let kate_id = kate.body["data"]["member"]["id"].clone();
+    // The Kelvin sign (U+212A) lower-cases to `k` under Unicode rules, but it is another
+    // address: another member, and Kate is left alone.
+    let kelvin = sync(&t, json!({"email": "\u{212A}ate@example.com"})).await;
+    kelvin.expect(201);
+    assert_ne!(kelvin.body["data"]["member"]["id"], kate_id);
+    assert_eq!(
+        kelvin.body["data"]["member"]["email"],
+        "\u{212A}ate@example.com"
+    );
+    // The same for a dotted capital I (U+0130) and `i` followed by U+0307.
+    let ivan = sync(&t, json!({"email": "i\u{307}van@example.com"})).await;
+    ivan.expect(201);
+    let dotted = sync(&t, json!({"email": "\u{130}van@example.com"})).await;
+    dotted.expect(201);
+    assert_ne!(
+        dotted.body["data"]["member"]["id"],
+        ivan.body["data"]["member"]["id"]
+    );
+    let stored = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
+    let emails: Vec<&str> = stored.iter().map(|m| m.email.as_str()).collect();
+    assert_eq!(
+        emails,
+        [
+            "kate@example.com",
+            "\u{212A}ate@example.com",
+            "i\u{307}van@example.com",
+            "\u{130}van@example.com"
+        ],
+        "four members, each with its address as sent"
+    );
+    // ASCII letters still match in any case: the same member, its address as last sent.
+    let again = sync(&t, json!({"email": "Kate@Example.com"})).await;
+    again.expect(200);
+    assert_eq!(again.body["data"]["member"]["id"], kate_id);
+    assert_eq!(again.body["data"]["member"]["name"], "Kate");
+    assert_eq!(again.body["data"]["member"]["email"], "Kate@Example.com");
+    // Each sync of a new address created one member; the others created none.
+    assert_eq!(
+        event_names(&t).await,
+        [
+            "user.created",
+            "user.created",
+            "user.created",
+            "user.created"
+        ]
+    );
+    // A member found by userId may not take an address that matches another's.
+    let r = sync(
+        &t,
+        json!({"email": "KATE@example.com", "userId": kelvin.body["data"]["member"]["id"]}),
+    )
+    .await;
+    r.expect_error(409, "conflict");
+    assert_eq!(r.body["error"]["details"]["field"], "email");
+}
+
+/// The stored `email_lower` of every member of the organization, by address.
+async fn stored_identities(t: &TestApp) -> Vec<(String, String)> {
+    jobboard::dispatch!(t.db().reader(), p => {
+        sqlx::query_as("SELECT email, email_lower FROM members WHERE org_id = $1 ORDER BY created_at, id")
+            .bind(t.org_id)
+            .fetch_all(p)
+            .await
+            .unwrap()
+    })
+}
+
+async fn upgrading_recomputes_stored_email_identities(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let addresses = [
+        "\u{212A}ate@Example.com",
+        "\u{C9}Lodie@Example.COM",
+        "\u{130}van@example.com",
+        "Plain@Example.com",
+    ];
+    for email in addresses {
+        sync(&t, json!({ "email": email })).await.expect(201);
+    }
+    // The database as versions before 11 left it: addresses folded with Unicode rules.
+    jobboard::dispatch!(t.db().writer(), p => {
+        for email in addresses {
+            sqlx::query("UPDATE members SET email_lower = $1 WHERE org_id = $2 AND email = $3")
+                .bind(email.to_lowercase())
+                .bind(t.org_id)
+                .bind(email)
+                .execute(p)
+                .await
+                .unwrap();
+        }
+        sqlx::query("DELETE FROM schema_migrations WHERE version = 11")
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    assert_eq!(stored_identities(&t).await[0].1, "kate@example.com");
+    let applied = t.db().migrate().await.unwrap();
+    assert_eq!(applied, ["0011_member_email_identity"]);
+    assert_eq!(
+        stored_identities(&t).await,
+        [
+            ("\u{212A}ate@Example.com", "\u{212A}ate@example.com"),
+            ("\u{C9}Lodie@Example.COM", "\u{C9}lodie@example.com"),
+            ("\u{130}van@example.com", "\u{130}van@example.com"),
+            ("Plain@Example.com", "plain@example.com"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // Upgraded members are found by their own address in any ASCII case, and no longer
+    // by the addresses Unicode folding confused them with.
+    let r = sync(&t, json!({"email": "\u{212A}ATE@example.com"})).await;
+    r.expect(200);
+    assert_eq!(r.body["data"]["member"]["email"], "\u{212A}ATE@example.com");
+    sync(&t, json!({"email": "plain@example.com"}))
+        .await
+        .expect(200);
+    sync(&t, json!({"email": "kate@example.com"}))
+        .await
+        .expect(201);
+    sync(&t, json!({"email": "\u{E9}lodie@example.com"}))
+        .await
+        .expect(201);
+    assert_eq!(
+        jobboard::domain::members::list(t.db(), t.org_id)
+            .await
+            .unwrap()
+            .len(),
+        6
+    );
 }
 
 async fn integral_numbers_and_null_identifiers(b: Backend) {

@@ -5,17 +5,12 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::model::{ApprovalStatus, Member, MemberSyncIn, Role};
-use crate::domain::{Error, JsonDoc, Ts};
+use crate::domain::{Error, JsonDoc, Ts, links};
 
-/// True when two addresses name the same member: equal once lower-cased.
+/// True when two addresses name the same member (see [`links::email_identity`]: only
+/// ASCII letters are folded, so different addresses never meet).
 pub fn same_address(a: &str, b: &str) -> bool {
-    identity(a) == identity(b)
-}
-
-/// The case-insensitive form of an address, stored in `email_lower` (computed here, so
-/// both backends fold alike).
-pub(super) fn identity(email: &str) -> String {
-    email.to_lowercase()
+    links::email_identity(a) == links::email_identity(b)
 }
 
 /// The member a sync creates: the sent fields, the defaults for the others.
@@ -104,6 +99,38 @@ mod tests {
     fn defaults_and_identity() {
         assert_eq!(local_part("Jane.Doe+x@example.com"), "Jane.Doe+x");
         assert!(same_address("Kate@Example.COM", "kate@example.com"));
-        assert_eq!(identity("ÉLodie@Example.COM"), "élodie@example.com");
+        assert!(!same_address("\u{212A}ate@example.com", "kate@example.com"));
+        assert!(!same_address(
+            "\u{130}van@example.com",
+            "i\u{307}van@example.com"
+        ));
+        assert!(!same_address("ÉLodie@example.com", "élodie@example.com"));
+    }
+
+    /// Why recomputing the stored identities (migration 11) cannot make two members
+    /// collide: Unicode lower-casing, used before, ignores the case of ASCII letters (so
+    /// equal ASCII-folded addresses were equal before) and is idempotent (so no row's new
+    /// value is another row's old one), for every character and in the contexts of the
+    /// final sigma rule.
+    #[test]
+    fn ascii_folding_is_finer_than_unicode_lower_casing() {
+        let check = |s: &str| {
+            let lower = s.to_lowercase();
+            assert_eq!(lower.to_lowercase(), lower, "idempotent: {s:?}");
+            assert_eq!(s.to_ascii_lowercase().to_lowercase(), lower, "{s:?}");
+        };
+        let mut buf = [0u8; 4];
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            check(c.encode_utf8(&mut buf));
+        }
+        for s in [
+            "A\u{3A3}",
+            "\u{3A3}A",
+            "A\u{3A3}.B",
+            "\u{391}\u{3A3}@x.com",
+            "a\u{3A3}b",
+        ] {
+            check(s);
+        }
     }
 }

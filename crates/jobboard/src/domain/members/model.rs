@@ -45,7 +45,8 @@ pub struct Member {
     pub id: Uuid,
     /// The organization that scopes the member.
     pub organization_id: i64,
-    /// As last synced; matched case-insensitively.
+    /// As last synced. Matched ignoring the case of ASCII letters only: `Kate@Example.com`
+    /// is `kate@example.com`, but no other character is folded.
     pub email: String,
     pub name: String,
     pub role: Role,
@@ -113,7 +114,8 @@ request! {
     /// Body of `POST /members/sync`. Fields sent replace stored values; fields omitted keep
     /// them.
     pub struct MemberSyncIn {
-        /// Matched case-insensitively within the organization.
+        /// Matched within the organization ignoring the case of ASCII letters only (no
+        /// other character is folded, so two different addresses never name one member).
         pub email: required Email,
         /// The member's id. When it names a member of the organization, that member is
         /// updated (its email may change); otherwise a new member gets this id. `null`

@@ -13,7 +13,7 @@ use crate::{
     db::{Db, DbResult, StoreError, Tx, events as outbox},
     dispatch, dispatch_tx,
     domain::{
-        Error, Result, Ts,
+        Error, Result, Ts, links,
         plans::{Plan, store as plans},
     },
 };
@@ -208,15 +208,15 @@ async fn member_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Mem
     })
 }
 
-/// The member whose address is `email`, compared by [`member::identity`] (the stored
-/// `email_lower` column, under a unique index per organization).
+/// The member whose address is `email`, compared by [`links::email_identity`] (the
+/// stored `email_lower` column, under a unique index per organization).
 async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Option<Member>> {
     let sql =
         format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2");
     dispatch_tx!(tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(org_id)
-            .bind(member::identity(email))
+            .bind(links::email_identity(email))
             .fetch_optional(&mut **t)
             .await
             .map_err(StoreError::from)
@@ -233,7 +233,7 @@ async fn insert_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
         .bind(m.id)
         .bind(m.organization_id)
         .bind(&m.email)
-        .bind(member::identity(&m.email))
+        .bind(links::email_identity(&m.email))
         .bind(&m.name)
         .bind(m.role)
         .bind(m.approval_status)
@@ -258,7 +258,7 @@ async fn update_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
         .bind(m.organization_id)
         .bind(m.id)
         .bind(&m.email)
-        .bind(member::identity(&m.email))
+        .bind(links::email_identity(&m.email))
         .bind(&m.name)
         .bind(m.role)
         .bind(m.approval_status)
