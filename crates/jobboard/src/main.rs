@@ -502,9 +502,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn plans_command(db: &Db, cmd: PlansCmd) -> anyhow::Result<()> {
-    use jobboard::db::{
-        billing::{Money, PlanInterval},
-        plans,
+    use jobboard::domain::{
+        Error, Money,
+        plans::{self, PlanIn, PlanInterval},
     };
     match cmd {
         PlansCmd::Create {
@@ -553,7 +553,7 @@ async fn plans_command(db: &Db, cmd: PlansCmd) -> anyhow::Result<()> {
                     );
                 }
             }
-            let new = plans::NewPlan {
+            let new = PlanIn {
                 name,
                 processor_price_id,
                 alt_processor_plan_id,
@@ -562,7 +562,7 @@ async fn plans_command(db: &Db, cmd: PlansCmd) -> anyhow::Result<()> {
                 interval,
                 jobs_included,
             };
-            match plans::create(db, org, &new).await {
+            match plans::create_from(db, org, new).await {
                 Ok(p) => {
                     println!(
                         "Created plan {:?} ({} {} per {}, {} jobs included)",
@@ -574,10 +574,11 @@ async fn plans_command(db: &Db, cmd: PlansCmd) -> anyhow::Result<()> {
                     );
                     println!("{}", p.id);
                 }
-                Err(plans::CreateError::Taken(field)) => {
+                Err(Error::Conflict { details, .. }) => {
+                    let field = details["field"].as_str().unwrap_or("value");
                     anyhow::bail!("a plan with this {field} already exists in organization {org}")
                 }
-                Err(plans::CreateError::Db(e)) => return Err(e.into()),
+                Err(e) => return Err(e.into()),
             }
         }
         PlansCmd::List { org } => {

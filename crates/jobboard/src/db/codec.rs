@@ -1,8 +1,9 @@
 //! How domain values are stored, the same on both backends: instants as `timestamptz` on
 //! PostgreSQL and integer microseconds since the Unix epoch on SQLite (plain integer
 //! comparisons and indexes there), money as `NUMERIC` on PostgreSQL and its exact decimal
-//! text on SQLite, closed sets ([`TextEnum`]) as their text, and documents (a CMS
-//! collection's fields, an item's data) as JSON: `JSONB` on PostgreSQL, text on SQLite.
+//! text on SQLite, closed sets ([`TextEnum`]) as their text, and documents (free-form
+//! JSON [`JsonDoc`], a CMS collection's fields, an item's data) as JSON: `JSONB` on
+//! PostgreSQL, text on SQLite.
 
 use std::str::FromStr;
 
@@ -13,7 +14,7 @@ use sqlx::{
     postgres::PgTypeInfo, sqlite::SqliteTypeInfo, types::Json,
 };
 
-use crate::domain::{Money, TextEnum, Ts};
+use crate::domain::{JsonDoc, Money, TextEnum, Ts};
 
 impl Type<Sqlite> for Ts {
     fn type_info() -> SqliteTypeInfo {
@@ -116,6 +117,58 @@ impl<'r> Decode<'r, Postgres> for Money {
     }
 }
 
+impl Type<Sqlite> for JsonDoc {
+    fn type_info() -> SqliteTypeInfo {
+        <Json<serde_json::Value> as Type<Sqlite>>::type_info()
+    }
+    fn compatible(ty: &SqliteTypeInfo) -> bool {
+        <Json<serde_json::Value> as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Sqlite> for JsonDoc {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Sqlite as sqlx::Database>::ArgumentBuffer,
+    ) -> Result<IsNull, BoxDynError> {
+        <Json<&serde_json::Value> as Encode<Sqlite>>::encode(Json(&self.0), buf)
+    }
+}
+
+impl<'r> Decode<'r, Sqlite> for JsonDoc {
+    fn decode(value: <Sqlite as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(JsonDoc(
+            <Json<serde_json::Value> as Decode<Sqlite>>::decode(value)?.0,
+        ))
+    }
+}
+
+impl Type<Postgres> for JsonDoc {
+    fn type_info() -> PgTypeInfo {
+        <Json<serde_json::Value> as Type<Postgres>>::type_info()
+    }
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <Json<serde_json::Value> as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Postgres> for JsonDoc {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Postgres as sqlx::Database>::ArgumentBuffer,
+    ) -> Result<IsNull, BoxDynError> {
+        <Json<&serde_json::Value> as Encode<Postgres>>::encode(Json(&self.0), buf)
+    }
+}
+
+impl<'r> Decode<'r, Postgres> for JsonDoc {
+    fn decode(value: <Postgres as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(JsonDoc(
+            <Json<serde_json::Value> as Decode<Postgres>>::decode(value)?.0,
+        ))
+    }
+}
+
 /// Stores a [`TextEnum`] as its text on both backends.
 macro_rules! text_columns {
     ($($t:ty),+ $(,)?) => {$(
@@ -166,12 +219,12 @@ fn decode_text<E: TextEnum>(s: &str) -> Result<E, BoxDynError> {
 }
 
 text_columns!(
-    crate::db::billing::Role,
-    crate::db::billing::ApprovalStatus,
-    crate::db::billing::AccessStatus,
-    crate::db::billing::PaymentStatus,
-    crate::db::billing::PaymentProvider,
-    crate::db::billing::PlanInterval,
+    crate::domain::members::Role,
+    crate::domain::members::ApprovalStatus,
+    crate::domain::members::AccessStatus,
+    crate::domain::members::PaymentStatus,
+    crate::domain::members::PaymentProvider,
+    crate::domain::plans::PlanInterval,
     crate::domain::jobs::JobStatus,
     crate::domain::jobs::JobType,
     crate::domain::jobs::ApplyMethod,

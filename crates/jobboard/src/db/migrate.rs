@@ -34,6 +34,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(7, "0007_analytics_sketches"),
     migration!(8, "0008_job_list_versions"),
     migration!(10, "0010_mail"),
+    migration!(11, "0011_member_email_identity"),
     migration!(12, "0012_board"),
 ];
 

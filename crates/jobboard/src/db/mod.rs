@@ -15,11 +15,6 @@ pub mod events;
 pub mod keys;
 pub mod webhooks;
 
-pub mod access;
-pub mod billing;
-pub mod members;
-pub mod payments;
-pub mod plans;
 pub mod secrets;
 
 use std::{

@@ -120,6 +120,21 @@ impl Input {
         self.map.keys().cloned().collect()
     }
 
+    /// True when field `name` was sent (as any value, `null` included) and not read yet.
+    pub fn has(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    /// Records a problem with the object as a whole, reported under its own path
+    /// (`access` for a nested object, `body` for the request body).
+    pub fn refuse(&mut self, code: &'static str, message: impl Into<String>) {
+        let path = match self.prefix.strip_suffix('.') {
+            Some(p) if !p.is_empty() => p.to_string(),
+            _ => "body".to_string(),
+        };
+        self.errors.push(FieldError::new(path, code, message));
+    }
+
     pub fn path(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
     }

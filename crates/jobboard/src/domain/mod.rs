@@ -15,12 +15,14 @@ pub mod input;
 pub mod jobs;
 pub mod kind;
 pub mod links;
+pub mod members;
 pub mod model;
 pub mod orgs;
+pub mod plans;
 pub mod query;
 pub mod request;
 pub mod values;
 
 pub use error::{Error, FieldError, Result};
 pub use input::{Field, Input, Mode, QueryInput};
-pub use values::{Money, TextEnum, Ts};
+pub use values::{JsonDoc, Money, TextEnum, Ts};

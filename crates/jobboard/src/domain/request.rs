@@ -17,9 +17,15 @@
 //!
 //! Modes: `required` (a `K::Value`), `optional` (`Option`: `null` counts as omitted),
 //! `not_null` (`Option`: may be omitted, `null` refused) and `nullable` (a
-//! [`Field`](super::input::Field): `null` clears).
+//! [`Field`](super::input::Field): `null` clears). `block` names another request type
+//! instead of a kind: an object nested in the body (`Option`: `null` counts as omitted),
+//! whose problems are reported with its path (`payment.amount`) among the body's own.
 //!
-//! `#[sent = PlanSent]` before the struct also defines `PlanSent`, every field as sent
+//! `#[check = path]` before the struct names a `fn(&mut Input)` run before the fields are
+//! read: a rule on which fields were sent, reported under the object's own path (see
+//! [`Input::refuse`](super::input::Input::refuse)), ahead of the fields' problems.
+//!
+//! `#[sent = PlanSent]` (not with `block` fields) before the struct also defines `PlanSent`, every field as sent
 //! (absent, `null` or its checked value), read by `PlanIn::read_sent` also when a required
 //! field is missing or invalid. An operation whose other rules need some fields (a
 //! nested part read on its own, a window of two instants, a record looked up by id) reads
@@ -32,7 +38,7 @@ use utoipa::openapi::{
 };
 
 use super::{
-    input::Mode,
+    input::{Field, Input, Mode},
     kind::{Kind, Refs},
 };
 
@@ -142,6 +148,38 @@ impl ObjectDoc {
     }
 }
 
+/// Reads field `name` of `input` as a nested object of request type `T`; its problems are
+/// reported as `name.field`. `null` counts as omitted.
+pub fn read_block<T>(
+    input: &mut Input,
+    name: &str,
+    read: impl FnOnce(&mut Input) -> Option<T>,
+) -> Field<T> {
+    match input.nested(name, Mode::Optional) {
+        Field::Value(mut nested) => {
+            let value = read(&mut nested);
+            input.absorb(nested);
+            value.map_or(Field::Absent, Field::Value)
+        }
+        Field::Null => Field::Null,
+        Field::Absent => Field::Absent,
+    }
+}
+
+/// Adds request type `T` and the component schemas it refers to to `out`.
+pub fn block_refs<T: utoipa::ToSchema>(out: &mut Refs) {
+    out.push((T::name().into_owned(), T::schema()));
+    T::schemas(out);
+}
+
+impl ObjectDoc {
+    /// Adds a nested object of request type `T` (may be omitted; `null` counts as omitted).
+    pub fn block<T: utoipa::ToSchema>(&mut self, name: &str, doc: &[&str]) {
+        let schema = RefOr::Ref(utoipa::openapi::Ref::from_schema_name(T::name()));
+        self.property(name, described(nullable(schema), doc_text(doc)), false);
+    }
+}
+
 /// Adds the component schemas of `K` to `out`.
 pub fn refs_of<K: Kind>(out: &mut Refs) {
     K::refs(out);
@@ -150,6 +188,7 @@ pub fn refs_of<K: Kind>(out: &mut Refs) {
 /// Defines a request type; see the module documentation.
 #[macro_export]
 macro_rules! request {
+    (@ty block $k:ty) => { Option<$k> };
     (@ty required $k:ty) => { <$k as $crate::domain::kind::Kind>::Value };
     (@ty optional $k:ty) => { Option<<$k as $crate::domain::kind::Kind>::Value> };
     (@ty not_null $k:ty) => { Option<<$k as $crate::domain::kind::Kind>::Value> };
@@ -158,10 +197,23 @@ macro_rules! request {
     (@mode optional) => { $crate::domain::input::Mode::Optional };
     (@mode not_null) => { $crate::domain::input::Mode::NotNull };
     (@mode nullable) => { $crate::domain::input::Mode::Nullable };
+    (@take block $f:ident) => { $f.opt() };
     (@take required $f:ident) => { $f.opt()? };
     (@take optional $f:ident) => { $f.opt() };
     (@take not_null $f:ident) => { $f.opt() };
     (@take nullable $f:ident) => { $f };
+    (@read $input:ident block $k:ty, $name:expr) => {
+        $crate::domain::request::read_block($input, $name, <$k>::read)
+    };
+    (@read $input:ident $mode:ident $k:ty, $name:expr) => {
+        $input.read::<$k>($name, $crate::request!(@mode $mode))
+    };
+    (@doc $doc:ident block $k:ty, $name:expr, $fdoc:expr) => { $doc.block::<$k>($name, $fdoc) };
+    (@doc $doc:ident $mode:ident $k:ty, $name:expr, $fdoc:expr) => {
+        $doc.field::<$k>($name, $crate::request!(@mode $mode), $fdoc)
+    };
+    (@refs $out:ident block $k:ty) => { $crate::domain::request::block_refs::<$k>($out) };
+    (@refs $out:ident $mode:ident $k:ty) => { $crate::domain::request::refs_of::<$k>($out) };
     (@name $f:ident) => { stringify!($f) };
     (@name $f:ident $json:literal) => { $json };
     // `#[sent = ...]` given: the sent fields' struct and its reader.
@@ -203,6 +255,7 @@ macro_rules! request {
         $(#[doc = $doc:literal])*
         $(#[min_properties = $minp:literal])?
         $(#[sent = $Sent:ident])?
+        $(#[check = $check:path])?
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $fdoc:literal])*
@@ -229,10 +282,11 @@ macro_rules! request {
             /// Reads the fields from `input`, recording every problem; `None` when a
             /// required field is missing or invalid (its problem is recorded).
             pub fn read(input: &mut $crate::domain::input::Input) -> Option<Self> {
+                $( $check(input); )?
                 $(
-                    let $field = input.read::<$kind>(
-                        $crate::request!(@name $field $($json)?),
-                        $crate::request!(@mode $mode),
+                    let $field = $crate::request!(
+                        @read input $mode $kind,
+                        $crate::request!(@name $field $($json)?)
                     );
                 )*
                 Some(Self { $( $field: $crate::request!(@take $mode $field), )* })
@@ -252,10 +306,10 @@ macro_rules! request {
             fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
                 let mut doc = $crate::domain::request::ObjectDoc::new(&[$($doc),*]);
                 $(
-                    doc.field::<$kind>(
+                    $crate::request!(
+                        @doc doc $mode $kind,
                         $crate::request!(@name $field $($json)?),
-                        $crate::request!(@mode $mode),
-                        &[$($fdoc),*],
+                        &[$($fdoc),*]
                     );
                 )*
                 $( doc.min_properties($minp); )?
@@ -265,7 +319,7 @@ macro_rules! request {
 
         impl utoipa::ToSchema for $name {
             fn schemas(out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
-                $( $crate::domain::request::refs_of::<$kind>(out); )*
+                $( $crate::request!(@refs out $mode $kind); )*
             }
         }
     };

@@ -1,6 +1,6 @@
-//! Value types shared by every resource: instants, exact money, and the closed sets of
-//! text values (`text_enum!`). They know neither HTTP nor SQL: their database codecs live
-//! in `crate::db::codec`, their JSON readers in [`super::kind`].
+//! Value types shared by every resource: instants, exact money, free-form JSON documents
+//! and the closed sets of text values (`text_enum!`). They know neither HTTP nor SQL: their
+//! database codecs live in `crate::db::codec`, their JSON readers in [`super::kind`].
 
 use std::str::FromStr;
 
@@ -171,6 +171,19 @@ impl utoipa::PartialSchema for Money {
 }
 
 impl utoipa::ToSchema for Money {}
+
+/// A free-form JSON value kept whole: a document column (JSONB on PostgreSQL, JSON text
+/// on SQLite), serialised as the value itself. Its storage codec is in `crate::db::codec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JsonDoc(pub serde_json::Value);
+
+impl JsonDoc {
+    /// An object as a document.
+    pub fn object(map: serde_json::Map<String, serde_json::Value>) -> JsonDoc {
+        JsonDoc(serde_json::Value::Object(map))
+    }
+}
 
 /// A closed set of text values: what the JSON reader, the storage codecs and the OpenAPI
 /// document of a `text_enum!` type share.

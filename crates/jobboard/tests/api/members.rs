@@ -19,6 +19,9 @@ backends!(
     concurrent_first_syncs_create_one_member,
     members_are_scoped_to_their_organization,
     sync_needs_members_write,
+    emails_match_ignoring_ascii_case_only,
+    upgrading_recomputes_stored_email_identities,
+    integral_numbers_and_null_identifiers,
 );
 
 async fn events(t: &TestApp) -> Vec<(String, Value)> {
@@ -139,7 +142,7 @@ async fn later_syncs_update_and_replace_only_sent_fields(b: Backend) {
     assert_eq!(m["approvalStatus"], "rejected");
     // Only one member, one user.created.
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -183,7 +186,9 @@ async fn user_id_matching_and_conflicts(b: Backend) {
     r.expect(200);
     assert_eq!(r.body["data"]["member"]["name"], "Al");
     // Nothing changed by the conflicts.
-    let members = jobboard::db::members::list(t.db(), t.org_id).await.unwrap();
+    let members = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
     assert_eq!(members.len(), 2);
     assert_eq!(members[0].email, "a.new@example.com");
     assert_eq!(members[1].email, "a@example.com");
@@ -333,7 +338,7 @@ async fn sync_validation_errors(b: Backend) {
     );
     // Nothing was stored by any of these.
     assert!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()
@@ -429,7 +434,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
     let r = sync(&t, json!({"email": "sub@example.com"})).await;
     assert_eq!(r.body["data"]["access"], Value::Null);
     let uid = uuid::Uuid::parse_str(member.as_str().unwrap()).unwrap();
-    let stored = jobboard::db::access::list_for_member(t.db(), t.org_id, uid)
+    let stored = jobboard::domain::members::access_of(t.db(), t.org_id, uid)
         .await
         .unwrap();
     assert_eq!(stored.len(), 1);
@@ -479,7 +484,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
         "access.processorSubscriptionId"
     );
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -551,7 +556,7 @@ async fn access_plan_lookup(b: Backend) {
         assert_eq!(r.error_fields(), ["access"], "{access}");
     }
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -568,7 +573,7 @@ async fn access_plan_lookup(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["access"]);
     assert!(
-        jobboard::db::members::list(t.db(), other_org)
+        jobboard::domain::members::list(t.db(), other_org)
             .await
             .unwrap()
             .is_empty()
@@ -603,7 +608,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     assert_eq!(p["processorSessionId"], Value::Null);
     assert_eq!(p["metadata"], json!({"order": 7}));
     // Stored exactly (no binary floating point) on both backends.
-    let stored = jobboard::db::payments::list_for_org(t.db(), t.org_id)
+    let stored = jobboard::domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(stored.len(), 1);
@@ -624,7 +629,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     assert_eq!(r.body["data"]["payment"]["id"], p["id"]);
     assert_eq!(r.body["data"]["payment"]["updatedAt"], p["updatedAt"]);
     assert_eq!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -665,7 +670,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
         .await
         .expect(200);
     }
-    let all = jobboard::db::payments::list_for_org(t.db(), t.org_id)
+    let all = jobboard::domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(all.len(), 4);
@@ -724,14 +729,14 @@ async fn payment_status_changes_and_conflicts(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["payment.planId"]);
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
         1
     );
     assert_eq!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -754,14 +759,14 @@ async fn failure_in_payment_rolls_back_everything(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["payment.jobId"]);
     assert!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty(),
         "no member"
     );
     assert!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()
@@ -773,11 +778,13 @@ async fn failure_in_payment_rolls_back_everything(b: Backend) {
         .expect(201);
     let r = sync(&t, body.clone()).await;
     r.expect_error(422, "validation_failed");
-    let members = jobboard::db::members::list(t.db(), t.org_id).await.unwrap();
+    let members = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
     assert_eq!(members.len(), 1);
     assert_eq!(members[0].name, "Before");
     assert!(
-        jobboard::db::access::list_for_member(t.db(), t.org_id, members[0].id)
+        jobboard::domain::members::access_of(t.db(), t.org_id, members[0].id)
             .await
             .unwrap()
             .is_empty(),
@@ -831,14 +838,14 @@ async fn concurrent_first_syncs_create_one_member(b: Backend) {
         assert_eq!(ids.len(), 1, "every request saw the same member");
     }
     assert_eq!(
-        jobboard::db::members::list(t.db(), t.org_id)
+        jobboard::domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
         3
     );
     assert_eq!(
-        jobboard::db::payments::list_for_org(t.db(), t.org_id)
+        jobboard::domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -923,12 +930,14 @@ async fn members_are_scoped_to_their_organization(b: Backend) {
         .await;
     r.expect(201);
     assert_eq!(r.body["data"]["member"]["organizationId"], other_org);
-    let ours = jobboard::db::members::list(t.db(), t.org_id).await.unwrap();
+    let ours = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
     assert_eq!(ours.len(), 1);
     assert_eq!(ours[0].name, "Mine");
     assert_eq!(ours[0].email, "both@example.com");
     assert_eq!(
-        jobboard::db::members::list(t.db(), other_org)
+        jobboard::domain::members::list(t.db(), other_org)
             .await
             .unwrap()
             .len(),
@@ -980,4 +989,196 @@ async fn sync_needs_members_write(b: Backend) {
     t.get("/members/sync")
         .await
         .expect_error(405, "method_not_allowed");
+}
+
+async fn emails_match_ignoring_ascii_case_only(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let kate = sync(&t, json!({"email": "kate@example.com", "name": "Kate"})).await;
+    kate.expect(201);
+    let kate_id = kate.body["data"]["member"]["id"].clone();
+    // The Kelvin sign (U+212A) lower-cases to `k` under Unicode rules, but it is another
+    // address: another member, and Kate is left alone.
+    let kelvin = sync(&t, json!({"email": "\u{212A}ate@example.com"})).await;
+    kelvin.expect(201);
+    assert_ne!(kelvin.body["data"]["member"]["id"], kate_id);
+    assert_eq!(
+        kelvin.body["data"]["member"]["email"],
+        "\u{212A}ate@example.com"
+    );
+    // The same for a dotted capital I (U+0130) and `i` followed by U+0307.
+    let ivan = sync(&t, json!({"email": "i\u{307}van@example.com"})).await;
+    ivan.expect(201);
+    let dotted = sync(&t, json!({"email": "\u{130}van@example.com"})).await;
+    dotted.expect(201);
+    assert_ne!(
+        dotted.body["data"]["member"]["id"],
+        ivan.body["data"]["member"]["id"]
+    );
+    let stored = jobboard::domain::members::list(t.db(), t.org_id)
+        .await
+        .unwrap();
+    let emails: Vec<&str> = stored.iter().map(|m| m.email.as_str()).collect();
+    assert_eq!(
+        emails,
+        [
+            "kate@example.com",
+            "\u{212A}ate@example.com",
+            "i\u{307}van@example.com",
+            "\u{130}van@example.com"
+        ],
+        "four members, each with its address as sent"
+    );
+    // ASCII letters still match in any case: the same member, its address as last sent.
+    let again = sync(&t, json!({"email": "Kate@Example.com"})).await;
+    again.expect(200);
+    assert_eq!(again.body["data"]["member"]["id"], kate_id);
+    assert_eq!(again.body["data"]["member"]["name"], "Kate");
+    assert_eq!(again.body["data"]["member"]["email"], "Kate@Example.com");
+    // Each sync of a new address created one member; the others created none.
+    assert_eq!(
+        event_names(&t).await,
+        [
+            "user.created",
+            "user.created",
+            "user.created",
+            "user.created"
+        ]
+    );
+    // A member found by userId may not take an address that matches another's.
+    let r = sync(
+        &t,
+        json!({"email": "KATE@example.com", "userId": kelvin.body["data"]["member"]["id"]}),
+    )
+    .await;
+    r.expect_error(409, "conflict");
+    assert_eq!(r.body["error"]["details"]["field"], "email");
+}
+
+/// The stored `email_lower` of every member of the organization, by address.
+async fn stored_identities(t: &TestApp) -> Vec<(String, String)> {
+    jobboard::dispatch!(t.db().reader(), p => {
+        sqlx::query_as("SELECT email, email_lower FROM members WHERE org_id = $1 ORDER BY created_at, id")
+            .bind(t.org_id)
+            .fetch_all(p)
+            .await
+            .unwrap()
+    })
+}
+
+async fn upgrading_recomputes_stored_email_identities(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let addresses = [
+        "\u{212A}ate@Example.com",
+        "\u{C9}Lodie@Example.COM",
+        "\u{130}van@example.com",
+        "Plain@Example.com",
+    ];
+    for email in addresses {
+        sync(&t, json!({ "email": email })).await.expect(201);
+    }
+    // The database as versions before 11 left it: addresses folded with Unicode rules.
+    jobboard::dispatch!(t.db().writer(), p => {
+        for email in addresses {
+            sqlx::query("UPDATE members SET email_lower = $1 WHERE org_id = $2 AND email = $3")
+                .bind(email.to_lowercase())
+                .bind(t.org_id)
+                .bind(email)
+                .execute(p)
+                .await
+                .unwrap();
+        }
+        sqlx::query("DELETE FROM schema_migrations WHERE version = 11")
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    assert_eq!(stored_identities(&t).await[0].1, "kate@example.com");
+    let applied = t.db().migrate().await.unwrap();
+    assert_eq!(applied, ["0011_member_email_identity"]);
+    assert_eq!(
+        stored_identities(&t).await,
+        [
+            ("\u{212A}ate@Example.com", "\u{212A}ate@example.com"),
+            ("\u{C9}Lodie@Example.COM", "\u{C9}lodie@example.com"),
+            ("\u{130}van@example.com", "\u{130}van@example.com"),
+            ("Plain@Example.com", "plain@example.com"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // Upgraded members are found by their own address in any ASCII case, and no longer
+    // by the addresses Unicode folding confused them with.
+    let r = sync(&t, json!({"email": "\u{212A}ATE@example.com"})).await;
+    r.expect(200);
+    assert_eq!(r.body["data"]["member"]["email"], "\u{212A}ATE@example.com");
+    sync(&t, json!({"email": "plain@example.com"}))
+        .await
+        .expect(200);
+    sync(&t, json!({"email": "kate@example.com"}))
+        .await
+        .expect(201);
+    sync(&t, json!({"email": "\u{E9}lodie@example.com"}))
+        .await
+        .expect(201);
+    assert_eq!(
+        jobboard::domain::members::list(t.db(), t.org_id)
+            .await
+            .unwrap()
+            .len(),
+        6
+    );
+}
+
+async fn integral_numbers_and_null_identifiers(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let plan = pro_plan(&t).await;
+    // `jobsRemaining` written as 3.0 is the integer 3; identifiers sent as null count as
+    // absent (the plan is named by the one that is not null).
+    let r = t
+        .req(Method::POST, "/members/sync")
+        .raw(
+            format!(
+                r#"{{"email": "n@example.com", "userId": null,
+                    "access": {{"planId": "{}", "planName": null, "processorPriceId": null,
+                                "altProcessorPlanId": null, "processorSubscriptionId": null,
+                                "jobsRemaining": 3.0}}}}"#,
+                plan["id"].as_str().unwrap()
+            ),
+            Some("application/json"),
+        )
+        .send()
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["access"]["jobsRemaining"], 3);
+    assert_eq!(r.body["data"]["access"]["planId"], plan["id"]);
+    assert_eq!(
+        r.body["data"]["access"]["processorSubscriptionId"],
+        Value::Null
+    );
+    // The document says what the server accepts.
+    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    for (schema, field) in [
+        ("MemberSyncIn", "userId"),
+        ("AccessIn", "planId"),
+        ("AccessIn", "processorPriceId"),
+        ("AccessIn", "altProcessorPlanId"),
+        ("AccessIn", "planName"),
+        ("AccessIn", "processorSubscriptionId"),
+        ("PaymentIn", "planId"),
+        ("PaymentIn", "processorSessionId"),
+        ("PaymentIn", "processorPaymentIntentId"),
+    ] {
+        let types = &schemas[schema]["properties"][field]["type"];
+        assert_eq!(types[1], "null", "{schema}.{field}: {types}");
+    }
+    for (schema, field) in [
+        ("MemberSyncIn", "name"),
+        ("AccessIn", "jobsRemaining"),
+        ("PaymentIn", "currency"),
+    ] {
+        assert!(
+            schemas[schema]["properties"][field]["type"].is_string(),
+            "{schema}.{field} is not nullable"
+        );
+    }
 }

@@ -12,6 +12,7 @@ backends!(
     cli_manages_plans,
     documented_in_openapi,
     concurrent_creates_of_one_name,
+    null_identifiers_and_integral_numbers,
 );
 
 /// Creates a plan through the API and returns it.
@@ -358,4 +359,41 @@ async fn concurrent_creates_of_one_name(b: Backend) {
         r.expect_error(409, "conflict");
     }
     assert_eq!(t.get("/plans").await.body["meta"]["total"], 1);
+}
+
+async fn null_identifiers_and_integral_numbers(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    // The identifiers may be sent as null (as absent), and the document says so.
+    let r = t
+        .req(Method::POST, "/plans")
+        .raw(
+            r#"{"name": "Null ids", "processorPriceId": null, "altProcessorPlanId": null,
+                "price": 10, "currency": "EUR", "interval": "year", "jobsIncluded": 2095.0}"#,
+            Some("application/json"),
+        )
+        .send()
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["processorPriceId"], Value::Null);
+    assert_eq!(r.body["data"]["altProcessorPlanId"], Value::Null);
+    assert_eq!(
+        r.body["data"]["jobsIncluded"], 2095,
+        "an integer written with a zero fraction is an integer"
+    );
+    let r = t
+        .req(Method::POST, "/plans")
+        .raw(
+            r#"{"name": "Half", "price": 1, "currency": "EUR", "interval": "year", "jobsIncluded": 2.5}"#,
+            Some("application/json"),
+        )
+        .send()
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["jobsIncluded"]);
+    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let plan_in = &doc["components"]["schemas"]["PlanIn"]["properties"];
+    for field in ["processorPriceId", "altProcessorPlanId"] {
+        assert_eq!(plan_in[field]["type"], json!(["string", "null"]), "{field}");
+    }
+    assert_eq!(plan_in["name"]["type"], "string", "a name is never null");
 }

@@ -1,76 +1,25 @@
-//! Plans an organization sells: price, billing interval and the job posts they include.
+//! Plans as stored: create (each unique value checked first, the unique indexes deciding
+//! races), list, and the lookups a member sync makes inside its own transaction.
 
-use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{
-    Db, DbResult, Ts, Tx,
-    billing::{Money, PlanInterval},
+use super::model::{Plan, PlanIn, PlanRef};
+use crate::{
+    db::{Db, DbResult, StoreError, Tx},
+    dispatch, dispatch_tx,
+    domain::Ts,
 };
-use crate::{dispatch, dispatch_tx};
 
 const COLUMNS: &str = "id, org_id AS organization_id, name, processor_price_id, alt_processor_plan_id, \
      price, currency, billing_interval AS interval, jobs_included, created_at, updated_at";
 
-/// A plan as returned by the API.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Plan {
-    pub id: Uuid,
-    /// The organization the plan belongs to.
-    pub organization_id: i64,
-    /// Unique per organization.
-    pub name: String,
-    /// The price id at the card processor, unique per organization.
-    pub processor_price_id: Option<String>,
-    /// The plan id at the second payment provider, unique per organization.
-    pub alt_processor_plan_id: Option<String>,
-    pub price: Money,
-    /// ISO 4217 code, upper case.
-    #[schema(pattern = "^[A-Z]{3}$")]
-    pub currency: String,
-    pub interval: PlanInterval,
-    /// Job posts an access record on this plan starts with.
-    pub jobs_included: i64,
-    pub created_at: Ts,
-    pub updated_at: Ts,
-}
+/// The JSON name of a plan field whose value another plan of the organization holds.
+pub(super) type Taken = &'static str;
 
-/// A validated new plan.
-#[derive(Debug, Clone)]
-pub struct NewPlan {
-    pub name: String,
-    pub processor_price_id: Option<String>,
-    pub alt_processor_plan_id: Option<String>,
-    pub price: Money,
-    pub currency: String,
-    pub interval: PlanInterval,
-    pub jobs_included: i64,
-}
-
-/// Why a plan could not be created: the value of this field is already used.
-#[derive(Debug)]
-pub enum CreateError {
-    Taken(&'static str),
-    Db(super::StoreError),
-}
-
-impl From<super::StoreError> for CreateError {
-    fn from(e: super::StoreError) -> Self {
-        CreateError::Db(e)
-    }
-}
-
-impl From<sqlx::Error> for CreateError {
-    fn from(e: sqlx::Error) -> Self {
-        CreateError::Db(e.into())
-    }
-}
-
-/// Creates a plan; a name, processor price id or alt plan id already used in the
-/// organization is [`CreateError::Taken`] naming the field.
-pub async fn create(db: &Db, org_id: i64, p: &NewPlan) -> Result<Plan, CreateError> {
+/// Inserts a plan; `Err(field)` when the name, processor price id or alt plan id is
+/// already used in the organization (checked first, so the answer names the field; a
+/// concurrent create taking a value in between is caught by its unique index).
+pub(super) async fn create(db: &Db, org_id: i64, p: &PlanIn) -> DbResult<Result<Plan, Taken>> {
     let mut tx = db.begin().await?;
     for (field, column, value) in [
         ("name", "name", Some(&p.name)),
@@ -95,7 +44,7 @@ pub async fn create(db: &Db, org_id: i64, p: &NewPlan) -> Result<Plan, CreateErr
                 .await?
         });
         if hit.is_some() {
-            return Err(CreateError::Taken(field));
+            return Ok(Err(field));
         }
     }
     let now = Ts::now();
@@ -117,21 +66,21 @@ pub async fn create(db: &Db, org_id: i64, p: &NewPlan) -> Result<Plan, CreateErr
             .bind(p.jobs_included)
             .bind(now)
             .fetch_one(&mut **t)
-            .await.map_err(crate::db::StoreError::from)
+            .await
+            .map_err(StoreError::from)
     });
     match res {
         Ok(plan) => {
             tx.commit().await?;
-            Ok(plan)
+            Ok(Ok(plan))
         }
-        // A concurrent create took one of the values between the check and the insert.
-        Err(e) if super::is_unique_violation(&e) => Err(CreateError::Taken(taken_field(&e))),
-        Err(e) => Err(e.into()),
+        Err(e) if e.is_unique() => Ok(Err(taken_field(&e))),
+        Err(e) => Err(e),
     }
 }
 
-/// The field whose unique constraint `e` violated (as far as the message tells).
-fn taken_field(e: &super::StoreError) -> &'static str {
+/// The field whose unique index `e` names (as far as the message tells).
+fn taken_field(e: &StoreError) -> Taken {
     if e.is_unique_on("alt_processor_plan_id") {
         "altProcessorPlanId"
     } else if e.is_unique_on("processor_price_id") {
@@ -142,30 +91,15 @@ fn taken_field(e: &super::StoreError) -> &'static str {
 }
 
 /// The organization's plans, by name.
-pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Plan>> {
+pub(super) async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Plan>> {
     let sql = format!("SELECT {COLUMNS} FROM plans WHERE org_id = $1 ORDER BY name, id");
     dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(StoreError::from)
     })
 }
 
-/// How a sync names a plan. Every identifier given must match the same plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlanRef {
-    pub id: Option<Uuid>,
-    pub processor_price_id: Option<String>,
-    pub alt_processor_plan_id: Option<String>,
-    pub name: Option<String>,
-}
-
-impl PlanRef {
-    pub fn is_empty(&self) -> bool {
-        *self == PlanRef::default()
-    }
-}
-
 /// The plan of this organization matching every identifier of `r`, inside `tx`.
-pub async fn find_in(tx: &mut Tx, org_id: i64, r: &PlanRef) -> DbResult<Option<Plan>> {
+pub(crate) async fn find_in(tx: &mut Tx, org_id: i64, r: &PlanRef) -> DbResult<Option<Plan>> {
     if r.is_empty() {
         return Ok(None);
     }
@@ -184,12 +118,13 @@ pub async fn find_in(tx: &mut Tx, org_id: i64, r: &PlanRef) -> DbResult<Option<P
             .bind(&r.alt_processor_plan_id)
             .bind(&r.name)
             .fetch_optional(&mut **t)
-            .await.map_err(crate::db::StoreError::from)
+            .await
+            .map_err(StoreError::from)
     })
 }
 
 /// True when `id` is a plan of this organization, inside `tx`.
-pub async fn exists_in(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<bool> {
+pub(crate) async fn exists_in(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<bool> {
     let hit: Option<Uuid> = dispatch_tx!(tx, t => {
         sqlx::query_scalar("SELECT id FROM plans WHERE org_id = $1 AND id = $2")
             .bind(org_id)

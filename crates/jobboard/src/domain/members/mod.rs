@@ -1,0 +1,51 @@
+//! Members: the operations the API, the board and the dashboard call to sync a member of
+//! the board, with its access (subscription) record and a payment, and to read them back.
+//! A sync validates its body (every bad field at once), finds or creates the member, and
+//! writes the member, the access record, the payment and their events in one transaction.
+
+mod access;
+pub mod events;
+mod member;
+pub mod model;
+mod payment;
+mod store;
+
+pub use member::same_address;
+pub use model::*;
+
+use uuid::Uuid;
+
+use crate::{
+    db::Db,
+    domain::{Input, Result},
+};
+
+/// Creates or updates a member from a `POST /members/sync` body, with its `access` and
+/// `payment` blocks when sent. Matches by `userId` when it names a member of the
+/// organization, else by address (see [`same_address`]), else creates the member. Emits
+/// `user.created`, `subscription.created`, `subscription.canceled` and `payment.received`
+/// as they happen; nothing of a refused sync is stored.
+pub async fn sync(db: &Db, org_id: i64, body: Input) -> Result<Synced> {
+    let req = MemberSyncIn::parse(body)?;
+    store::sync(db, org_id, &req).await
+}
+
+/// Every member of the organization, oldest first.
+pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Member>> {
+    Ok(store::members(db, org_id).await?)
+}
+
+/// The access records of a member, oldest first.
+pub async fn access_of(db: &Db, org_id: i64, user_id: Uuid) -> Result<Vec<Access>> {
+    Ok(store::access_of(db, org_id, user_id).await?)
+}
+
+/// The payments of a member, oldest first.
+pub async fn payments_of(db: &Db, org_id: i64, user_id: Uuid) -> Result<Vec<Payment>> {
+    Ok(store::payments(db, org_id, Some(user_id)).await?)
+}
+
+/// Every payment of the organization, oldest first.
+pub async fn payments(db: &Db, org_id: i64) -> Result<Vec<Payment>> {
+    Ok(store::payments(db, org_id, None).await?)
+}

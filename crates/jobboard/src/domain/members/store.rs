@@ -1,0 +1,488 @@
+//! Members, access records and payments as stored, and the sync: the member, its access
+//! record, its payment and their events written in one transaction, with the rules of
+//! `member`, `access` and `payment` deciding what is written.
+
+use uuid::Uuid;
+
+use super::{
+    access, events, member,
+    model::{Access, AccessIn, Member, MemberSyncIn, Payment, PaymentIn, Synced},
+    payment,
+};
+use crate::{
+    db::{Db, DbResult, StoreError, Tx, events as outbox},
+    dispatch, dispatch_tx,
+    domain::{
+        Error, Result, Ts, links,
+        plans::{Plan, store as plans},
+    },
+};
+
+const MEMBER_COLUMNS: &str = "id, org_id AS organization_id, email, name, role, approval_status, \
+     profile_picture, description, custom_fields, created_at, updated_at";
+
+const ACCESS_COLUMNS: &str = "id, org_id AS organization_id, user_id, plan_id, status, processor_subscription_id, \
+     current_period_start, current_period_end, cancel_at, canceled_at, jobs_remaining, metadata, \
+     created_at, updated_at";
+
+const PAYMENT_COLUMNS: &str = "id, org_id AS organization_id, user_id, job_id, plan_id, amount, currency, status, \
+     payment_provider, processor_session_id, processor_payment_intent_id, metadata, created_at, updated_at";
+
+/// Runs a sync. Two concurrent first syncs of one address race on the unique index of
+/// the address; the loser sees a unique violation and is retried once, when it finds the
+/// winner's member.
+pub(super) async fn sync(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Synced> {
+    match sync_once(db, org_id, req).await {
+        Err(Error::Store(e)) if e.is_unique() => match sync_once(db, org_id, req).await {
+            Err(Error::Store(e)) if e.is_unique() => Err(member::raced()),
+            other => other,
+        },
+        other => other,
+    }
+}
+
+async fn sync_once(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Synced> {
+    let mut tx = db.begin().await?;
+    let now = Ts::now();
+    let (member, created) = write_member(&mut tx, org_id, req, now).await?;
+    if created {
+        outbox::emit_event(&mut tx, org_id, &events::user_created(&member)).await?;
+    }
+    let mut plan_id = None;
+    let access = match &req.access {
+        Some(a) => {
+            let plan = plans::find_in(&mut tx, org_id, &access::plan_ref(a))
+                .await?
+                .ok_or_else(access::no_plan)?;
+            plan_id = Some(plan.id);
+            Some(write_access(&mut tx, org_id, member.id, &plan, a, now).await?)
+        }
+        None => None,
+    };
+    let payment = match &req.payment {
+        Some(p) => Some(write_payment(&mut tx, org_id, member.id, plan_id, p, now).await?),
+        None => None,
+    };
+    tx.commit().await?;
+    Ok(Synced {
+        member,
+        created,
+        access,
+        payment,
+    })
+}
+
+/// Finds the member (by `userId` when given and known, else by address) and applies the
+/// sync, or creates it. Returns the member and whether it was created.
+async fn write_member(
+    tx: &mut Tx,
+    org_id: i64,
+    req: &MemberSyncIn,
+    now: Ts,
+) -> Result<(Member, bool)> {
+    let by_id = match req.user_id {
+        Some(id) => member_by_id(tx, org_id, id).await?,
+        None => None,
+    };
+    let existing = match by_id {
+        Some(m) => {
+            if !member::same_address(&m.email, &req.email)
+                && let Some(owner) = member_by_email(tx, org_id, &req.email).await?
+            {
+                return Err(member::email_taken(&owner));
+            }
+            Some(m)
+        }
+        None => match member_by_email(tx, org_id, &req.email).await? {
+            Some(m) if req.user_id.is_some_and(|id| id != m.id) => {
+                return Err(member::user_id_differs(&m));
+            }
+            found => found,
+        },
+    };
+    match existing {
+        Some(stored) => {
+            let mut m = member::updated(&stored, req);
+            if m != stored {
+                m.updated_at = now;
+                update_member(tx, &m).await?;
+            }
+            Ok((m, false))
+        }
+        None => {
+            let m = member::created(org_id, req, now);
+            insert_member(tx, &m).await?;
+            Ok((m, true))
+        }
+    }
+}
+
+/// Updates the member's record for the block's subscription (or, failing that, for its
+/// plan), else creates one; writes `subscription.created` / `subscription.canceled`.
+async fn write_access(
+    tx: &mut Tx,
+    org_id: i64,
+    user_id: Uuid,
+    plan: &Plan,
+    a: &AccessIn,
+    now: Ts,
+) -> Result<Access> {
+    let existing = match &a.processor_subscription_id {
+        Some(sub) => match access_by_subscription(tx, org_id, sub).await? {
+            Some(found) if found.user_id != user_id => return Err(access::subscription_taken()),
+            Some(found) => Some(found),
+            None => access_by_plan(tx, org_id, user_id, plan.id, true).await?,
+        },
+        None => access_by_plan(tx, org_id, user_id, plan.id, false).await?,
+    };
+    let created = existing.is_none();
+    let stored = existing.unwrap_or_else(|| access::fresh(org_id, user_id, plan, now));
+    let access::Applied {
+        record: mut r,
+        newly_canceled,
+    } = access::apply(&stored, created, plan, a, now)?;
+    if created {
+        insert_access(tx, &r).await?;
+        outbox::emit_event(tx, org_id, &events::subscription_created(&r)).await?;
+    } else if r != stored {
+        r.updated_at = now;
+        update_access(tx, &r).await?;
+    }
+    if newly_canceled && !created {
+        outbox::emit_event(tx, org_id, &events::subscription_canceled(&r)).await?;
+    }
+    Ok(r)
+}
+
+/// Records the payment (or updates the one with the same processor intent or session id);
+/// writes `payment.received` when it is created as, or moves to, succeeded.
+async fn write_payment(
+    tx: &mut Tx,
+    org_id: i64,
+    user_id: Uuid,
+    access_plan: Option<Uuid>,
+    p: &PaymentIn,
+    now: Ts,
+) -> Result<Payment> {
+    if !job_exists(tx, org_id, p.job_id).await? {
+        return Err(payment::job_not_found());
+    }
+    if let Some(id) = p.plan_id
+        && !plans::exists_in(tx, org_id, id).await?
+    {
+        return Err(payment::plan_not_found());
+    }
+    let by_intent = match &p.processor_payment_intent_id {
+        Some(v) => payment_by(tx, org_id, "processor_payment_intent_id", v).await?,
+        None => None,
+    };
+    let by_session = match &p.processor_session_id {
+        Some(v) => payment_by(tx, org_id, "processor_session_id", v).await?,
+        None => None,
+    };
+    let existing = payment::matching(by_intent, by_session, user_id)?;
+    let created = existing.is_none();
+    let stored = existing.unwrap_or_else(|| payment::fresh(org_id, user_id, p, now));
+    let mut r = payment::apply(&stored, p, access_plan);
+    if created {
+        insert_payment(tx, &r).await?;
+    } else if r != stored {
+        r.updated_at = now;
+        update_payment(tx, &r).await?;
+    }
+    if payment::received(created, &stored, &r) {
+        outbox::emit_event(tx, org_id, &events::payment_received(&r)).await?;
+    }
+    Ok(r)
+}
+
+async fn member_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Member>> {
+    let sql = format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2");
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(id)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
+    })
+}
+
+/// The member whose address is `email`, compared by [`links::email_identity`] (the
+/// stored `email_lower` column, under a unique index per organization).
+async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Option<Member>> {
+    let sql =
+        format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2");
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(links::email_identity(email))
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
+    })
+}
+
+async fn insert_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "INSERT INTO members (id, org_id, email, email_lower, name, role, approval_status,
+                 profile_picture, description, custom_fields, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(m.id)
+        .bind(m.organization_id)
+        .bind(&m.email)
+        .bind(links::email_identity(&m.email))
+        .bind(&m.name)
+        .bind(m.role)
+        .bind(m.approval_status)
+        .bind(&m.profile_picture)
+        .bind(&m.description)
+        .bind(&m.custom_fields)
+        .bind(m.created_at)
+        .bind(m.updated_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+async fn update_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "UPDATE members SET email = $3, email_lower = $4, name = $5, role = $6, approval_status = $7,
+                 profile_picture = $8, description = $9, custom_fields = $10, updated_at = $11
+             WHERE org_id = $1 AND id = $2",
+        )
+        .bind(m.organization_id)
+        .bind(m.id)
+        .bind(&m.email)
+        .bind(links::email_identity(&m.email))
+        .bind(&m.name)
+        .bind(m.role)
+        .bind(m.approval_status)
+        .bind(&m.profile_picture)
+        .bind(&m.description)
+        .bind(&m.custom_fields)
+        .bind(m.updated_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+async fn access_by_subscription(tx: &mut Tx, org_id: i64, sub: &str) -> DbResult<Option<Access>> {
+    let sql = format!(
+        "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND processor_subscription_id = $2"
+    );
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(sub)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
+    })
+}
+
+/// The member's latest record of this plan (only those without a subscription id when
+/// `unbound_only`).
+async fn access_by_plan(
+    tx: &mut Tx,
+    org_id: i64,
+    user_id: Uuid,
+    plan_id: Uuid,
+    unbound_only: bool,
+) -> DbResult<Option<Access>> {
+    let extra = if unbound_only {
+        " AND processor_subscription_id IS NULL"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND user_id = $2 AND plan_id = $3{extra}
+         ORDER BY updated_at DESC, id DESC LIMIT 1"
+    );
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(user_id)
+            .bind(plan_id)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
+    })
+}
+
+async fn insert_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "INSERT INTO member_access (id, org_id, user_id, plan_id, status, processor_subscription_id,
+                 current_period_start, current_period_end, cancel_at, canceled_at, jobs_remaining,
+                 metadata, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(r.id)
+        .bind(r.organization_id)
+        .bind(r.user_id)
+        .bind(r.plan_id)
+        .bind(r.status)
+        .bind(&r.processor_subscription_id)
+        .bind(r.current_period_start)
+        .bind(r.current_period_end)
+        .bind(r.cancel_at)
+        .bind(r.canceled_at)
+        .bind(r.jobs_remaining)
+        .bind(&r.metadata)
+        .bind(r.created_at)
+        .bind(r.updated_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+async fn update_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "UPDATE member_access SET plan_id = $3, status = $4, processor_subscription_id = $5,
+                 current_period_start = $6, current_period_end = $7, cancel_at = $8, canceled_at = $9,
+                 jobs_remaining = $10, metadata = $11, updated_at = $12
+             WHERE org_id = $1 AND id = $2",
+        )
+        .bind(r.organization_id)
+        .bind(r.id)
+        .bind(r.plan_id)
+        .bind(r.status)
+        .bind(&r.processor_subscription_id)
+        .bind(r.current_period_start)
+        .bind(r.current_period_end)
+        .bind(r.cancel_at)
+        .bind(r.canceled_at)
+        .bind(r.jobs_remaining)
+        .bind(&r.metadata)
+        .bind(r.updated_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+/// True when `id` is a job of this organization (checked inside the sync's transaction).
+async fn job_exists(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<bool> {
+    let hit: Option<Uuid> = dispatch_tx!(tx, t => {
+        sqlx::query_scalar("SELECT id FROM jobs WHERE org_id = $1 AND id = $2")
+            .bind(org_id)
+            .bind(id)
+            .fetch_optional(&mut **t)
+            .await?
+    });
+    Ok(hit.is_some())
+}
+
+/// The payment whose `column` (one of the two processor ids) is `value`.
+async fn payment_by(
+    tx: &mut Tx,
+    org_id: i64,
+    column: &'static str,
+    value: &str,
+) -> DbResult<Option<Payment>> {
+    let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE org_id = $1 AND {column} = $2");
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(value)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
+    })
+}
+
+async fn insert_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "INSERT INTO payments (id, org_id, user_id, job_id, plan_id, amount, currency, status,
+                 payment_provider, processor_session_id, processor_payment_intent_id, metadata,
+                 created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(r.id)
+        .bind(r.organization_id)
+        .bind(r.user_id)
+        .bind(r.job_id)
+        .bind(r.plan_id)
+        .bind(r.amount)
+        .bind(&r.currency)
+        .bind(r.status)
+        .bind(r.payment_provider)
+        .bind(&r.processor_session_id)
+        .bind(&r.processor_payment_intent_id)
+        .bind(&r.metadata)
+        .bind(r.created_at)
+        .bind(r.updated_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+async fn update_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "UPDATE payments SET job_id = $3, plan_id = $4, amount = $5, currency = $6, status = $7,
+                 payment_provider = $8, processor_session_id = $9, processor_payment_intent_id = $10,
+                 metadata = $11, updated_at = $12
+             WHERE org_id = $1 AND id = $2",
+        )
+        .bind(r.organization_id)
+        .bind(r.id)
+        .bind(r.job_id)
+        .bind(r.plan_id)
+        .bind(r.amount)
+        .bind(&r.currency)
+        .bind(r.status)
+        .bind(r.payment_provider)
+        .bind(&r.processor_session_id)
+        .bind(&r.processor_payment_intent_id)
+        .bind(&r.metadata)
+        .bind(r.updated_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Every member of an organization, oldest first.
+pub(super) async fn members(db: &Db, org_id: i64) -> DbResult<Vec<Member>> {
+    let sql =
+        format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 ORDER BY created_at, id");
+    dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(StoreError::from)
+    })
+}
+
+/// The access records of a member, oldest first.
+pub(super) async fn access_of(db: &Db, org_id: i64, user_id: Uuid) -> DbResult<Vec<Access>> {
+    let sql = format!(
+        "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id"
+    );
+    dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await.map_err(StoreError::from)
+    })
+}
+
+/// The payments of an organization (of one member when `user_id` is given), oldest first.
+pub(super) async fn payments(
+    db: &Db,
+    org_id: i64,
+    user_id: Option<Uuid>,
+) -> DbResult<Vec<Payment>> {
+    let sql = format!(
+        "SELECT {PAYMENT_COLUMNS} FROM payments WHERE org_id = $1 AND ($2 IS NULL OR user_id = $2)
+         ORDER BY created_at, id"
+    );
+    dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await.map_err(StoreError::from)
+    })
+}
