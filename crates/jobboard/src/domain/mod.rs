@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod html;
 pub mod input;
+pub mod integer;
 pub mod jobs;
 pub mod kind;
 pub mod links;

@@ -75,6 +75,10 @@ pub fn described(schema: RefOr<Schema>, doc: Option<String>) -> RefOr<Schema> {
             o.description = Some(doc);
             RefOr::T(Schema::OneOf(o))
         }
+        RefOr::T(Schema::Array(mut a)) => {
+            a.description = Some(doc);
+            RefOr::T(Schema::Array(a))
+        }
         RefOr::Ref(mut r) => {
             r.description = doc;
             RefOr::Ref(r)
