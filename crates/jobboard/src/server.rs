@@ -32,7 +32,8 @@ pub struct App {
     pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
-    /// True once the background upgrade work (see [`Db::finish_upgrades`]) is complete.
+    /// True once the background upgrade work (see
+    /// [`crate::domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
 }
@@ -204,7 +205,7 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             let mut stop = stop.clone();
             async move {
                 let work = async {
-                    match app.db.finish_upgrades().await {
+                    match crate::domain::analytics::finish_upgrade(&app.db).await {
                         Ok(()) => app.upgrades_done.send_replace(true),
                         Err(e) => {
                             tracing::warn!(error = ?e, "upgrade work failed; resumed at the next start");

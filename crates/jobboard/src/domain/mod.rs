@@ -6,6 +6,7 @@
 //! [`crate::request!`]), apply the rules, and call their resource's storage code, which
 //! writes the change and its events in one transaction. Nothing here knows HTTP.
 
+pub mod analytics;
 pub mod error;
 pub mod events;
 pub mod html;
