@@ -175,4 +175,5 @@ text_columns!(
     crate::domain::jobs::JobType,
     crate::domain::jobs::ApplyMethod,
     crate::domain::jobs::SalaryPeriod,
+    crate::domain::applications::ApplicationStatus,
 );

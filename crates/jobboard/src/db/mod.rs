@@ -9,7 +9,6 @@ mod codec;
 mod error;
 mod migrate;
 
-pub mod applications;
 pub mod categories;
 pub mod cms;
 pub mod events;

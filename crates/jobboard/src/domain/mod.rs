@@ -7,6 +7,7 @@
 //! writes the change and its events in one transaction. Nothing here knows HTTP.
 
 pub mod analytics;
+pub mod applications;
 pub mod error;
 pub mod events;
 pub mod html;

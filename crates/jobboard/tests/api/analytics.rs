@@ -48,6 +48,24 @@ fn queries_are_documented_as_read() {
         assert_eq!(schema["format"], "date");
         assert_eq!(schema["pattern"], r"^\d{4}-\d{2}-\d{2}$");
     }
+    let page = &param("/applications", "page")["schema"];
+    assert_eq!(
+        (&page["minimum"], &page["maximum"]),
+        (&json!(1), &json!(1_000_000))
+    );
+    let status = &param("/applications", "status")["schema"];
+    assert_eq!(status["maxItems"], 6);
+    assert_eq!(
+        status["items"]["enum"],
+        json!([
+            "new",
+            "reviewing",
+            "interviewing",
+            "offered",
+            "hired",
+            "rejected"
+        ])
+    );
     let schemas = &doc["components"]["schemas"];
     assert_eq!(schemas["EventsIn"]["additionalProperties"], false);
     assert_eq!(schemas["EventIn"]["additionalProperties"], false);
