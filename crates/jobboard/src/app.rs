@@ -31,7 +31,8 @@ pub struct App {
     pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
-    /// True once the background upgrade work (see [`Db::finish_upgrades`]) is complete.
+    /// True once the background upgrade work (see
+    /// [`crate::domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
     /// The key that signs anti-forgery tokens of forms (shared by every node).

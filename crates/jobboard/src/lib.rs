@@ -14,7 +14,6 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod error;
-pub mod hll;
 pub mod http;
 pub mod mail;
 pub mod metrics;

@@ -333,7 +333,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let applied = db.migrate().await?;
             // The data work of the upgrade too, to the end (serve would do it in the
             // background).
-            db.finish_upgrades().await?;
+            jobboard::domain::analytics::finish_upgrade(&db).await?;
             if applied.is_empty() {
                 println!("Database is up to date.");
             }

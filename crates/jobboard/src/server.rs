@@ -146,7 +146,7 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             let mut stop = stop.clone();
             async move {
                 let work = async {
-                    match app.db.finish_upgrades().await {
+                    match crate::domain::analytics::finish_upgrade(&app.db).await {
                         Ok(()) => app.upgrades_done.send_replace(true),
                         Err(e) => {
                             tracing::warn!(error = ?e, "upgrade work failed; resumed at the next start");

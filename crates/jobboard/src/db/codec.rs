@@ -231,6 +231,7 @@ text_columns!(
     crate::domain::jobs::SalaryPeriod,
     crate::domain::cms::ItemStatus,
     crate::domain::cms::Visibility,
+    crate::domain::applications::ApplicationStatus,
 );
 
 /// Stores a serde type as JSON on both backends (what `sqlx::types::Json` does), so the

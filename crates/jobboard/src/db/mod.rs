@@ -9,8 +9,6 @@ mod codec;
 mod error;
 mod migrate;
 
-pub mod analytics;
-pub mod applications;
 pub mod events;
 pub mod keys;
 pub mod webhooks;
@@ -250,15 +248,6 @@ impl Db {
     /// Applies pending migrations of this backend.
     pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
         migrate::run(self).await
-    }
-
-    /// Completes the data work that migrations leave to be done while the service runs
-    /// (today: the analytics sketches of the days recorded before version 7; reads are
-    /// correct without them, only slower). Resumes where an interrupted run stopped; does
-    /// nothing when there is nothing left. `serve` runs it in the background, `migrate` to
-    /// the end.
-    pub async fn finish_upgrades(&self) -> DbResult<()> {
-        analytics::finish_upgrade(self).await
     }
 
     /// True when the database answers and every migration is applied.

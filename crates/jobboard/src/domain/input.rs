@@ -275,6 +275,12 @@ impl QueryInput {
         self.errors.push(FieldError::new(field, code, message));
     }
 
+    /// True when a problem with parameter `name` was recorded (so a value read as absent
+    /// may have been sent, and refused).
+    pub fn has_error(&self, name: &str) -> bool {
+        self.errors.iter().any(|e| e.field == name)
+    }
+
     /// The value of `name`. A parameter sent more than once is refused: which value was
     /// meant cannot be known.
     pub fn take(&mut self, name: &str) -> Option<String> {

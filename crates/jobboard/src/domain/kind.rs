@@ -12,6 +12,7 @@ use utoipa::openapi::{
 };
 use uuid::Uuid;
 
+pub use super::integer::{Integer, integer_text};
 use super::{
     links,
     values::{Money, TextEnum, Ts},
@@ -238,7 +239,7 @@ fn number_text(v: &Value) -> Option<String> {
 }
 
 /// An integer from `MIN` to `MAX`. A number written with a zero fraction (`2095.0`) is
-/// an integer too, as in JSON Schema.
+/// an integer too, as in JSON Schema; an integer beyond the 64-bit range is out of range.
 pub struct Int<const MIN: i64, const MAX: i64>;
 
 /// Reads a JSON integer, also when written as `2095.0` or `2.095e3`.
@@ -246,27 +247,25 @@ pub fn as_integer(v: &Value) -> Option<i64> {
     if let Some(n) = v.as_i64() {
         return Some(n);
     }
-    let text = number_text(v)?;
-    let d = if text.contains(['e', 'E']) {
-        rust_decimal::Decimal::from_scientific(&text).ok()?
-    } else {
-        rust_decimal::Decimal::from_str_exact(&text).ok()?
-    };
-    if d.fract().is_zero() {
-        rust_decimal::prelude::ToPrimitive::to_i64(&d)
-    } else {
-        None
+    match integer_text(&number_text(v)?) {
+        Integer::Fits(n) => Some(n),
+        _ => None,
     }
 }
 
 impl<const MIN: i64, const MAX: i64> Kind for Int<MIN, MAX> {
     type Value = i64;
     fn parse(v: &Value) -> Check<i64> {
-        match as_integer(v) {
-            Some(n) if (MIN..=MAX).contains(&n) => Ok(n),
-            Some(_) => Err(("out_of_range", format!("Must be between {MIN} and {MAX}."))),
-            None if v.is_number() => Err(("invalid_type", "Must be an integer.".into())),
-            None => Err(type_error("an integer")),
+        let read = match v.as_i64() {
+            Some(n) => Integer::Fits(n),
+            None => number_text(v).map_or(Integer::Not, |t| integer_text(&t)),
+        };
+        match read {
+            Integer::Fits(n) if (MIN..=MAX).contains(&n) => Ok(n),
+            Integer::Fits(_) | Integer::Huge => {
+                Err(("out_of_range", format!("Must be between {MIN} and {MAX}.")))
+            }
+            Integer::Not => Err(type_error("an integer")),
         }
     }
     fn schema() -> RefOr<Schema> {
@@ -494,6 +493,13 @@ mod tests {
             Int::<0, 10>::parse(&json!("1")).unwrap_err().0,
             "invalid_type"
         );
+        // An integer past the 64-bit range is an integer out of range, not a non-integer.
+        let v: Value = serde_json::from_str("99999999999999999999").unwrap();
+        assert_eq!(Int::<0, 10>::parse(&v).unwrap_err().0, "out_of_range");
+        let v: Value = serde_json::from_str("1e30").unwrap();
+        assert_eq!(Int::<0, 10>::parse(&v).unwrap_err().0, "out_of_range");
+        let v: Value = serde_json::from_str("1.5").unwrap();
+        assert_eq!(Int::<0, 10>::parse(&v).unwrap_err().0, "invalid_type");
     }
 
     #[test]

@@ -6,12 +6,15 @@
 //! [`crate::request!`]), apply the rules, and call their resource's storage code, which
 //! writes the change and its events in one transaction. Nothing here knows HTTP.
 
+pub mod analytics;
+pub mod applications;
 pub mod categories;
 pub mod cms;
 pub mod error;
 pub mod events;
 pub mod html;
 pub mod input;
+pub mod integer;
 pub mod jobs;
 pub mod kind;
 pub mod links;

@@ -2,14 +2,16 @@
 //! struct, its reader (every bad parameter at once, unknown and repeated ones refused)
 //! and its OpenAPI parameters.
 //!
-//! Each field reads `name: Kind = mode`. Modes: `optional` (`Option`), `default(expr)` (the value, or `expr` when omitted) and
-//! `list(max)` (a comma-separated list of at most `max` values, documented as an array
-//! with `style: form, explode: false`; empty items are ignored).
+//! Each field reads `name: Kind = mode`. Modes: `optional` (`Option`), `default(expr)` (the
+//! value, or `expr` when omitted), `list(max)` (a comma-separated list of at most `max`
+//! values, documented as an array with `style: form, explode: false`; empty items are
+//! ignored) and `required_list(max)` (the same, with at least one value). A field named
+//! otherwise in the query string than in Rust says so with `#[param = "jobIds"]`.
 
 use std::marker::PhantomData;
 
 use utoipa::openapi::{
-    KnownFormat, ObjectBuilder, RefOr, SchemaFormat,
+    KnownFormat, ObjectBuilder, RefOr, Required, SchemaFormat,
     path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle},
     schema::{ArrayBuilder, Schema, Type},
 };
@@ -17,7 +19,7 @@ use uuid::Uuid;
 
 use super::{
     input::QueryInput,
-    kind::{Check, parse_uuid},
+    kind::{Check, Integer, integer_text, parse_uuid},
     request::doc_text,
     values::TextEnum,
 };
@@ -30,16 +32,19 @@ pub trait QueryKind {
     fn schema() -> RefOr<Schema>;
 }
 
-/// An integer from `MIN` to `MAX`.
+/// An integer from `MIN` to `MAX`, read as a body integer is (see [`integer_text`]):
+/// `2.0` is the integer 2, and an integer beyond the 64-bit range is out of range.
 pub struct QInt<const MIN: i64, const MAX: i64>;
 
 impl<const MIN: i64, const MAX: i64> QueryKind for QInt<MIN, MAX> {
     type Value = i64;
     fn parse(s: &str) -> Check<i64> {
-        match s.trim().parse::<i64>() {
-            Ok(n) if (MIN..=MAX).contains(&n) => Ok(n),
-            Ok(_) => Err(("out_of_range", format!("Must be between {MIN} and {MAX}."))),
-            Err(_) => Err(("invalid_type", "Must be an integer.".into())),
+        match integer_text(s.trim()) {
+            Integer::Fits(n) if (MIN..=MAX).contains(&n) => Ok(n),
+            Integer::Fits(_) | Integer::Huge => {
+                Err(("out_of_range", format!("Must be between {MIN} and {MAX}.")))
+            }
+            Integer::Not => Err(("invalid_type", "Must be an integer.".into())),
         }
     }
     fn schema() -> RefOr<Schema> {
@@ -184,18 +189,35 @@ impl QueryInput {
         }
         out
     }
+
+    /// Reads a comma-separated list of 1 to `max` values of `K`: as
+    /// [`QueryInput::read_list`], and a list without any value is `required`.
+    pub fn read_required_list<K: QueryKind>(&mut self, name: &str, max: usize) -> Vec<K::Value> {
+        let out = self.read_list::<K>(name, max);
+        if out.is_empty() && !self.has_error(name) {
+            self.error(
+                name,
+                "required",
+                format!("Give 1 to {max} comma-separated values."),
+            );
+        }
+        out
+    }
 }
 
-/// The OpenAPI parameter of one query field.
+/// The OpenAPI parameter of one query field: a list when `list` gives its most values,
+/// a required one when `required`.
 pub fn parameter<K: QueryKind>(
     name: &str,
     list: Option<usize>,
     default: Option<serde_json::Value>,
+    required: bool,
     doc: &[&str],
 ) -> Parameter {
     let schema = if let Some(max) = list {
         ArrayBuilder::new()
             .items(K::schema())
+            .min_items(required.then_some(1))
             .max_items(Some(max))
             .into()
     } else {
@@ -211,6 +233,11 @@ pub fn parameter<K: QueryKind>(
         .name(name)
         .parameter_in(ParameterIn::Query)
         .description(doc_text(doc))
+        .required(if required {
+            Required::True
+        } else {
+            Required::False
+        })
         .schema(Some(schema));
     let b = if list.is_some() {
         b.style(Some(ParameterStyle::Form)).explode(Some(false))
@@ -225,19 +252,27 @@ pub fn parameter<K: QueryKind>(
 macro_rules! query {
     (@ty optional $k:ty) => { Option<<$k as $crate::domain::query::QueryKind>::Value> };
     (@ty list($n:expr) $k:ty) => { Vec<<$k as $crate::domain::query::QueryKind>::Value> };
+    (@ty required_list($n:expr) $k:ty) => { Vec<<$k as $crate::domain::query::QueryKind>::Value> };
     (@ty default($d:expr) $k:ty) => { <$k as $crate::domain::query::QueryKind>::Value };
-    (@read $q:ident $name:ident optional $k:ty) => { $q.read::<$k>(stringify!($name)) };
-    (@read $q:ident $name:ident list($n:expr) $k:ty) => { $q.read_list::<$k>(stringify!($name), $n) };
-    (@read $q:ident $name:ident default($d:expr) $k:ty) => { $q.read::<$k>(stringify!($name)).unwrap_or($d) };
+    (@read $q:ident $name:expr; optional $k:ty) => { $q.read::<$k>($name) };
+    (@read $q:ident $name:expr; list($n:expr) $k:ty) => { $q.read_list::<$k>($name, $n) };
+    (@read $q:ident $name:expr; required_list($n:expr) $k:ty) => { $q.read_required_list::<$k>($name, $n) };
+    (@read $q:ident $name:expr; default($d:expr) $k:ty) => { $q.read::<$k>($name).unwrap_or($d) };
     (@list list($n:expr)) => { Some($n) };
+    (@list required_list($n:expr)) => { Some($n) };
     (@list $($other:tt)*) => { None };
+    (@required required_list($n:expr)) => { true };
+    (@required $($other:tt)*) => { false };
     (@default default($d:expr)) => { Some(serde_json::json!($d)) };
     (@default $($other:tt)*) => { None };
+    (@name $f:ident) => { stringify!($f) };
+    (@name $f:ident $param:literal) => { $param };
     (
         $(#[doc = $doc:literal])*
         $vis:vis struct $name:ident {
             $(
                 $(#[doc = $fdoc:literal])*
+                $(#[param = $param:literal])?
                 $fvis:vis $field:ident : $kind:ty = $mode:ident $(($d:expr))?
             ),* $(,)?
         }
@@ -251,7 +286,7 @@ macro_rules! query {
         impl $name {
             /// Reads the parameters from `q`, recording every problem.
             pub fn read(q: &mut $crate::domain::input::QueryInput) -> Self {
-                Self { $( $field: $crate::query!(@read q $field $mode $(($d))? $kind), )* }
+                Self { $( $field: $crate::query!(@read q $crate::query!(@name $field $($param)?); $mode $(($d))? $kind), )* }
             }
         }
 
@@ -261,9 +296,10 @@ macro_rules! query {
             ) -> Vec<utoipa::openapi::path::Parameter> {
                 vec![$(
                     $crate::domain::query::parameter::<$kind>(
-                        stringify!($field),
-                        $crate::query!(@list $mode),
+                        $crate::query!(@name $field $($param)?),
+                        $crate::query!(@list $mode $(($d))?),
                         $crate::query!(@default $mode $(($d))?),
+                        $crate::query!(@required $mode $(($d))?),
                         &[$($fdoc),*],
                     ),
                 )*]

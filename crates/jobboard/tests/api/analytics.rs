@@ -12,7 +12,72 @@ backends!(
     anonymous_visitors_are_hashed_per_address_and_agent,
     ingestion_is_validated_all_or_nothing,
     job_ids_are_checked,
+    reports_keep_their_key_order,
 );
+
+#[test]
+fn queries_are_documented_as_read() {
+    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let param = |path: &str, name: &str| -> Value {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{path} {name}"))
+            .clone()
+    };
+    let ids = param("/analytics/jobs", "jobIds");
+    assert_eq!(ids["required"], true);
+    assert_eq!(
+        ids["schema"],
+        json!({"type": "array", "items": {"type": "string", "format": "uuid"}, "minItems": 1, "maxItems": 100})
+    );
+    assert_eq!(
+        (&ids["style"], &ids["explode"]),
+        (&json!("form"), &json!(false))
+    );
+    let periods = json!(["7d", "30d", "6mo", "12mo"]);
+    assert_eq!(
+        param("/analytics/jobs", "period")["schema"]["enum"],
+        periods
+    );
+    assert_eq!(param("/analytics", "period")["schema"]["enum"], periods);
+    for day in ["from", "to"] {
+        let schema = &param("/analytics", day)["schema"];
+        assert_eq!(schema["format"], "date");
+        assert_eq!(schema["pattern"], r"^\d{4}-\d{2}-\d{2}$");
+    }
+    let page = &param("/applications", "page")["schema"];
+    assert_eq!(
+        (&page["minimum"], &page["maximum"]),
+        (&json!(1), &json!(1_000_000))
+    );
+    let status = &param("/applications", "status")["schema"];
+    assert_eq!(status["maxItems"], 6);
+    assert_eq!(
+        status["items"]["enum"],
+        json!([
+            "new",
+            "reviewing",
+            "interviewing",
+            "offered",
+            "hired",
+            "rejected"
+        ])
+    );
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["EventsIn"]["additionalProperties"], false);
+    assert_eq!(schemas["EventIn"]["additionalProperties"], false);
+    assert_eq!(
+        schemas["EventType"]["enum"],
+        json!(["job_view", "apply_click", "page_view"])
+    );
+    assert_eq!(
+        schemas["ReportPeriod"]["enum"],
+        json!(["7d", "30d", "6mo", "12mo", "custom"])
+    );
+}
 
 fn ts(days_ago: i64, hour: u32) -> String {
     let d = (Utc::now() - Duration::days(days_ago)).date_naive();
@@ -231,4 +296,51 @@ async fn job_ids_are_checked(b: Backend) {
     let r = t.get(&format!("/analytics/jobs?jobIds={mine}")).await;
     r.expect(200);
     assert_eq!(r.body["data"]["views"][mine.to_string()], 0);
+}
+
+async fn reports_keep_their_key_order(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let j1 = t.insert_job(t.org_id, "First").await;
+    let j2 = t.insert_job(t.org_id, "Second").await;
+    ingest(
+        &t,
+        json!([
+            {"type": "job_view", "job_id": j1, "visitor_id": "a"},
+            {"type": "job_view", "job_id": j2, "visitor_id": "a"},
+            {"type": "job_view", "job_id": j2, "visitor_id": "b"},
+        ]),
+    )
+    .await
+    .expect(200);
+    // Per-job figures follow the order the ids were asked in (a repeated id counts once).
+    let r = t
+        .get(&format!("/analytics/jobs?jobIds={j2},{j1},{j2}&period=7d"))
+        .await;
+    r.expect(200);
+    let maps = |a: i64, b: i64| format!(r#"{{"{j2}":{a},"{j1}":{b}}}"#);
+    assert_eq!(
+        r.text,
+        format!(
+            r#"{{"data":{{"visitors":{},"views":{},"apply_clicks":{},"applications":{}}},"meta":{{"period":"7d","total_jobs":2}}}}"#,
+            maps(2, 1),
+            maps(2, 1),
+            maps(0, 0),
+            maps(0, 0)
+        )
+    );
+    let today = Utc::now().date_naive().format("%Y-%m-%d").to_string();
+    let r = t.get(&format!("/analytics?from={today}&to={today}")).await;
+    r.expect(200);
+    assert_eq!(
+        r.text,
+        format!(
+            r#"{{"data":{{"visitors":2,"pageviews":0,"job_views":3,"apply_clicks":0,"applications":0,"jobs_posted":2,"members_joined":0,"timeseries":[{{"date":"{today}","visitors":2,"pageviews":0,"job_views":3,"apply_clicks":0,"applications":0}}]}},"meta":{{"period":"custom","from":"{today}","to":"{today}"}}}}"#
+        )
+    );
+    // Dates are read exactly as documented: YYYY-MM-DD.
+    let r = t
+        .get(&format!("/analytics?from=2026-1-05&to={today}"))
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(r.error_fields(), ["from"]);
 }

@@ -3,10 +3,7 @@
 //! sketches existed.
 
 use chrono::{Duration, Utc};
-use jobboard::{
-    db::analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE},
-    hll::STANDARD_ERROR,
-};
+use jobboard::domain::analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE, hll::STANDARD_ERROR};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -225,7 +222,7 @@ async fn upgrading_keeps_the_figures_and_builds_the_sketches(b: Backend) {
     assert_eq!(after.1["data"]["visitors"], distinct_over(7) + 1000);
     assert_estimate(&after.2["data"]["visitors"][job.to_string()], total);
     // Building the missing sketches changes no figure.
-    let built = jobboard::db::analytics::rebuild_sketches(t.db())
+    let built = jobboard::domain::analytics::rebuild_sketches(t.db())
         .await
         .unwrap();
     assert_eq!(built, 2 * seeded_days() as u64);

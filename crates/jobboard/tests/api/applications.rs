@@ -11,6 +11,7 @@ backends!(
     applications_are_listed_with_filters_and_paging,
     status_changes_emit_events,
     applications_are_invisible_to_other_organizations,
+    list_query_reads_integers_and_lists_as_documented,
 );
 
 async fn events_of(t: &TestApp, kind: &str) -> Vec<Value> {
@@ -251,4 +252,65 @@ async fn applications_are_invisible_to_other_organizations(b: Backend) {
         .expect_error(404, "not_found");
     let mine = t.get(&format!("/applications/{id}")).await;
     assert_eq!(mine.body["data"]["status"], "new");
+}
+
+async fn list_query_reads_integers_and_lists_as_documented(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let job = t.insert_job(t.org_id, "Paged").await;
+    for i in 0..3 {
+        t.post(
+            &format!("/jobs/{job}/applications"),
+            json!({"name": format!("P{i}"), "email": format!("p{i}@example.com")}),
+        )
+        .await
+        .expect(201);
+    }
+    // An integer written with a zero fraction is the integer, as in a body.
+    let r = t.get("/applications?page=2.0&per_page=2e0").await;
+    r.expect(200);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 1);
+    // The keys come in the documented order.
+    assert!(
+        r.text.starts_with(r#"{"data":[{"id":"#)
+            && r.text.contains(
+                r#""meta":{"pagination":{"current_page":2,"per_page":2,"total_items":3,"total_pages":2,"has_more":false},"filters":{"job_id":null,"status":[]}}}"#
+            ),
+        "{}",
+        r.text
+    );
+    let codes = |r: &Resp| -> Vec<String> {
+        r.body["error"]["details"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}",
+                    f["field"].as_str().unwrap(),
+                    f["code"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // A fraction is not an integer; an integer past the maximum (even past 64 bits) is
+    // out of range.
+    let r = t
+        .get("/applications?page=99999999999999999999&per_page=2.5")
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(codes(&r), ["page:out_of_range", "per_page:invalid_type"]);
+    let r = t.get("/applications?page=1000001").await;
+    assert_eq!(codes(&r), ["page:out_of_range"]);
+    t.get("/applications?page=1000000").await.expect(200);
+    // At most the six statuses; each status is one of them.
+    let r = t
+        .get("/applications?status=new,new,new,new,new,new,new")
+        .await;
+    assert_eq!(codes(&r), ["status:too_long"]);
+    let r = t.get("/applications?status=new,reviewing,hired").await;
+    r.expect(200);
+    assert_eq!(
+        r.body["meta"]["filters"]["status"],
+        json!(["new", "reviewing", "hired"])
+    );
 }
