@@ -17,6 +17,7 @@ pub mod error;
 pub mod hll;
 pub mod http;
 pub mod metrics;
+pub mod net;
 pub mod ratelimit;
 pub mod scheduler;
 pub mod server;
