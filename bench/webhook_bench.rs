@@ -20,7 +20,8 @@ use std::{
 use axum::{body::Bytes, extract::State, http::Uri};
 use jobboard::{
     config::Config,
-    db::{Ts, events, orgs, webhooks},
+    db::{Ts, events, orgs},
+    domain::webhooks::{self, EventName, TargetType},
     server::{self, App},
 };
 use serde_json::{Value, json};
@@ -103,8 +104,8 @@ async fn scenario(backend: &str, targets: &[&str], events_n: usize, pace: Durati
         webhooks::upsert(
             &app.db,
             org,
-            "*",
-            "webhook",
+            EventName::All,
+            TargetType::Webhook,
             &format!("{base}{t}"),
             Some("bench-secret-0123456789"),
         )

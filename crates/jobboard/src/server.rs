@@ -39,6 +39,18 @@ pub struct App {
 
 pub type AppState = Arc<App>;
 
+impl From<&AppState> for crate::webhooks::Setup {
+    fn from(app: &AppState) -> Self {
+        crate::webhooks::Setup::new(&app.db, &app.config)
+    }
+}
+
+impl From<AppState> for crate::webhooks::Setup {
+    fn from(app: AppState) -> Self {
+        crate::webhooks::Setup::new(&app.db, &app.config)
+    }
+}
+
 /// The outcome of looking up a key by its hash.
 pub type KeyLookup = Result<Option<keys::KeyAuth>, Arc<crate::db::StoreError>>;
 

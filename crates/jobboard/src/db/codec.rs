@@ -175,4 +175,7 @@ text_columns!(
     crate::domain::jobs::JobType,
     crate::domain::jobs::ApplyMethod,
     crate::domain::jobs::SalaryPeriod,
+    crate::domain::webhooks::EventName,
+    crate::domain::webhooks::TargetType,
+    crate::domain::webhooks::DeliveryStatus,
 );

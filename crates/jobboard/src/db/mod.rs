@@ -16,7 +16,6 @@ pub mod cms;
 pub mod events;
 pub mod keys;
 pub mod orgs;
-pub mod webhooks;
 
 pub mod access;
 pub mod billing;

@@ -17,6 +17,7 @@ pub mod model;
 pub mod query;
 pub mod request;
 pub mod values;
+pub mod webhooks;
 
 pub use error::{Error, FieldError, Result};
 pub use input::{Field, Input, Mode, QueryInput};

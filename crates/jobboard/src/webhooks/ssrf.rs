@@ -15,6 +15,7 @@ use std::{
 
 use crate::{
     config::WebhookConfig,
+    domain::webhooks::TargetPolicy,
     net::{Cidr, canonical},
 };
 
@@ -106,9 +107,24 @@ impl Policy {
         self.allow_private || is_public(ip) || self.allowed.iter().any(|c| c.contains(ip))
     }
 
-    /// Checks a target URL at registration: the host must resolve, and only to allowed
+    /// Checks the host of a URL about to be requested when it is an IP literal (names are
+    /// checked by [`Resolver`]).
+    pub fn check_literal(&self, url: &reqwest::Url) -> Result<(), String> {
+        let Some(ip) = literal_ip(url) else {
+            return Ok(());
+        };
+        if self.allows(ip) {
+            Ok(())
+        } else {
+            Err(format!("refused: {ip} is not a public address"))
+        }
+    }
+}
+
+impl TargetPolicy for Policy {
+    /// A target URL at registration: the host must resolve, and only to allowed
     /// addresses. The error is a message for the API user.
-    pub async fn check_url(&self, url: &str) -> Result<(), String> {
+    async fn check_url(&self, url: &str) -> Result<(), String> {
         if self.allow_private {
             return Ok(());
         }
@@ -132,19 +148,6 @@ impl Policy {
             Ok(())
         } else {
             Err("The target resolves to a loopback, private, link-local, multicast or other non-public address, which is not allowed.".into())
-        }
-    }
-
-    /// Checks the host of a URL about to be requested when it is an IP literal (names are
-    /// checked by [`Resolver`]).
-    pub fn check_literal(&self, url: &reqwest::Url) -> Result<(), String> {
-        let Some(ip) = literal_ip(url) else {
-            return Ok(());
-        };
-        if self.allows(ip) {
-            Ok(())
-        } else {
-            Err(format!("refused: {ip} is not a public address"))
         }
     }
 }
