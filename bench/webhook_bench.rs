@@ -20,8 +20,11 @@ use std::{
 use axum::{body::Bytes, extract::State, http::Uri};
 use jobboard::{
     config::Config,
-    db::{Ts, events, webhooks},
-    domain::orgs,
+    db::{Ts, events},
+    domain::{
+        orgs,
+        webhooks::{self, EventName, TargetType},
+    },
     server::{self, App},
 };
 use serde_json::{Value, json};
@@ -104,8 +107,8 @@ async fn scenario(backend: &str, targets: &[&str], events_n: usize, pace: Durati
         webhooks::upsert(
             &app.db,
             org,
-            "*",
-            "webhook",
+            EventName::All,
+            TargetType::Webhook,
             &format!("{base}{t}"),
             Some("bench-secret-0123456789"),
         )

@@ -118,7 +118,7 @@ pub struct Config {
     pub default_write_limit: u32,
     pub auth_failure_limit: u32,
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
-    pub trusted_proxies: Vec<crate::webhooks::ssrf::Cidr>,
+    pub trusted_proxies: Vec<crate::net::Cidr>,
     pub webhooks: WebhookConfig,
     pub mail: crate::mail::MailConfig,
 }
@@ -210,7 +210,7 @@ impl Config {
         );
         let mut trusted_proxies = Vec::new();
         for entry in l.trusted_proxies.unwrap_or_default() {
-            let cidr = crate::webhooks::ssrf::Cidr::parse(&entry).with_context(|| {
+            let cidr = crate::net::Cidr::parse(&entry).with_context(|| {
                 format!("trusted_proxies: {entry:?} is not an address or a CIDR range")
             })?;
             trusted_proxies.push(cidr);

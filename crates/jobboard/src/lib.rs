@@ -17,6 +17,7 @@ pub mod error;
 pub mod http;
 pub mod mail;
 pub mod metrics;
+pub mod net;
 pub mod periodic;
 pub mod ratelimit;
 pub mod scheduler;

@@ -10,6 +10,18 @@ pub use crate::{
     periodic::every,
 };
 
+impl From<&AppState> for crate::webhooks::Setup {
+    fn from(app: &AppState) -> Self {
+        crate::webhooks::Setup::new(&app.db, &app.config)
+    }
+}
+
+impl From<AppState> for crate::webhooks::Setup {
+    fn from(app: AppState) -> Self {
+        crate::webhooks::Setup::new(&app.db, &app.config)
+    }
+}
+
 /// A running server: its address and the handle to stop it.
 pub struct Running {
     pub addr: SocketAddr,

@@ -232,6 +232,9 @@ text_columns!(
     crate::domain::cms::ItemStatus,
     crate::domain::cms::Visibility,
     crate::domain::applications::ApplicationStatus,
+    crate::domain::webhooks::EventName,
+    crate::domain::webhooks::TargetType,
+    crate::domain::webhooks::DeliveryStatus,
 );
 
 /// Stores a serde type as JSON on both backends (what `sqlx::types::Json` does), so the

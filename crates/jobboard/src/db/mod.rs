@@ -11,7 +11,6 @@ mod migrate;
 
 pub mod events;
 pub mod keys;
-pub mod webhooks;
 
 pub mod secrets;
 

@@ -115,6 +115,12 @@ impl Input {
         self.map.is_empty()
     }
 
+    /// The value of field `name` as sent, leaving it to be read (for a rule that needs
+    /// it even when other fields are invalid).
+    pub fn peek(&self, name: &str) -> Option<&Value> {
+        self.map.get(name)
+    }
+
     /// Names of the fields not read yet.
     pub fn keys(&self) -> Vec<String> {
         self.map.keys().cloned().collect()

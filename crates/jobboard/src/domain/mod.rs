@@ -25,6 +25,7 @@ pub mod plans;
 pub mod query;
 pub mod request;
 pub mod values;
+pub mod webhooks;
 
 pub use error::{Error, FieldError, Result};
 pub use input::{Field, Input, Mode, QueryInput};

@@ -204,7 +204,7 @@ impl FromRequestParts<crate::app::AppState> for ClientAddr {
 pub fn client_ip(
     extensions: &axum::http::Extensions,
     headers: &axum::http::HeaderMap,
-    trusted: &[crate::webhooks::ssrf::Cidr],
+    trusted: &[crate::net::Cidr],
 ) -> Option<std::net::IpAddr> {
     let peer = extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()

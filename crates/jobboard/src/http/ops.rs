@@ -75,7 +75,7 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         "Events written to the outbox and not yet fanned out to webhook deliveries.",
         pending,
     )]);
-    let deliveries = crate::db::webhooks::pending_count(&app.db)
+    let deliveries = crate::domain::webhooks::pending_count(&app.db)
         .await
         .map(|n| n as f64)
         .unwrap_or(f64::NAN);

@@ -90,7 +90,7 @@ fn link(data: &Map<String, Value>, public_url: &str) -> Option<String> {
     } else {
         url.to_string()
     };
-    crate::http::input::is_http_url(&abs).then_some(abs)
+    crate::domain::links::is_http_url(&abs).then_some(abs)
 }
 
 struct Parts<'a> {

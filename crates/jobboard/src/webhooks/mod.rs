@@ -26,13 +26,12 @@ use tokio::{sync::watch, task::JoinSet};
 use uuid::Uuid;
 
 use crate::{
-    app::AppState,
-    config::WebhookConfig,
+    config::{Config, WebhookConfig},
     db::{
         Backend, Db, Ts,
-        events::{OUTBOX_CHANNEL, OUTBOX_WAKE},
-        webhooks::{self as store, Claimed, Next, Outcome, Subscription},
+        events::{self, OUTBOX_WAKE},
     },
+    domain::webhooks::{self as store, Claimed, Next, Outcome, Subscription, TargetType},
 };
 
 /// The most of a response body kept in the attempt log.
@@ -48,9 +47,23 @@ const FAN_OUT_BATCH: i64 = 500;
 
 pub const USER_AGENT: &str = concat!("jobboard-webhooks/", env!("CARGO_PKG_VERSION"));
 
-/// Wakes the workers of this process (after deliveries were made due).
-pub fn wake() {
-    OUTBOX_WAKE.notify_waiters();
+/// What the delivery worker needs of the running service: its database and settings.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub db: Db,
+    pub config: WebhookConfig,
+    /// Base URL that relative links of chat bodies are made absolute with.
+    pub public_url: String,
+}
+
+impl Setup {
+    pub fn new(db: &Db, config: &Config) -> Setup {
+        Setup {
+            db: db.clone(),
+            config: config.webhooks.clone(),
+            public_url: config.public_url.clone(),
+        }
+    }
 }
 
 /// Lowercase hex HMAC-SHA256 of `body` keyed with `secret`.
@@ -88,9 +101,9 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(app: &AppState) -> anyhow::Result<Sender> {
+    pub fn new(setup: &Setup) -> anyhow::Result<Sender> {
         crate::init_tls();
-        let config = app.config.webhooks.clone();
+        let config = setup.config.clone();
         let policy = Arc::new(ssrf::Policy::new(&config));
         let client = reqwest::Client::builder()
             .no_proxy()
@@ -102,8 +115,8 @@ impl Sender {
             .pool_max_idle_per_host(config.concurrency)
             .build()?;
         Ok(Sender {
-            db: app.db.clone(),
-            public_url: app.config.public_url.clone(),
+            db: setup.db.clone(),
+            public_url: setup.public_url.clone(),
             config,
             policy,
             client,
@@ -134,19 +147,13 @@ impl Sender {
 
     /// The body bytes for the subscription's target type.
     fn body(&self, sub: &Subscription, d: &Claimed) -> Vec<u8> {
-        match sub.target_type.as_str() {
-            "chat_a" | "chat_b" => {
-                let payload: serde_json::Value =
-                    serde_json::from_str(&d.payload).unwrap_or_default();
-                let body = if sub.target_type == "chat_a" {
-                    chat::chat_a(&payload, &self.public_url)
-                } else {
-                    chat::chat_b(&payload, &self.public_url)
-                };
-                body.to_string().into_bytes()
-            }
-            _ => d.payload.clone().into_bytes(),
-        }
+        let chat = match sub.target_type {
+            TargetType::Webhook => return d.payload.clone().into_bytes(),
+            TargetType::ChatA => chat::chat_a,
+            TargetType::ChatB => chat::chat_b,
+        };
+        let payload: serde_json::Value = serde_json::from_str(&d.payload).unwrap_or_default();
+        chat(&payload, &self.public_url).to_string().into_bytes()
     }
 
     /// Sends one attempt; returns what happened and the `Retry-After` asked for, if any.
@@ -174,7 +181,7 @@ impl Sender {
             .header("content-type", "application/json")
             .header("x-service-event", &d.event_type)
             .header("x-service-delivery", d.id.to_string());
-        if sub.target_type == "webhook"
+        if sub.target_type == TargetType::Webhook
             && let Some(secret) = &sub.secret
         {
             req = req.header("x-service-signature", sign(secret, &body));
@@ -348,8 +355,9 @@ pub async fn fan_out_all(db: &Db) -> usize {
 
 /// Runs fan-out and every due attempt until nothing is due at `clock`; returns the number
 /// of attempts made. For tests and tools: deterministic, no background task involved.
-pub async fn drain_with(app: &AppState, clock: Clock) -> usize {
-    let sender = match Sender::new(app) {
+pub async fn drain_with(setup: impl Into<Setup>, clock: Clock) -> usize {
+    let setup = setup.into();
+    let sender = match Sender::new(&setup) {
         Ok(s) => Arc::new(s),
         Err(e) => {
             tracing::warn!(error = ?e, "webhook client could not be built");
@@ -358,7 +366,7 @@ pub async fn drain_with(app: &AppState, clock: Clock) -> usize {
     };
     let mut attempts = 0;
     loop {
-        fan_out_all(&app.db).await;
+        fan_out_all(&setup.db).await;
         let claimed = sender.claim(clock.now(), 10_000, usize::MAX >> 1).await;
         if claimed.is_empty() {
             return attempts;
@@ -378,32 +386,31 @@ pub async fn drain_with(app: &AppState, clock: Clock) -> usize {
 }
 
 /// [`drain_with`] on the real clock.
-pub async fn drain(app: &AppState) -> usize {
-    drain_with(app, Clock::Real).await
+pub async fn drain(setup: impl Into<Setup>) -> usize {
+    drain_with(setup, Clock::Real).await
 }
 
 /// The delivery worker: runs until `stop`, then hands unfinished attempts back.
-pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
-    let sender = match Sender::new(&app) {
+pub async fn run(setup: impl Into<Setup>, mut stop: watch::Receiver<bool>) {
+    let setup = setup.into();
+    let sender = match Sender::new(&setup) {
         Ok(s) => Arc::new(s),
         Err(e) => {
             tracing::error!(error = ?e, "webhook worker could not start");
             return;
         }
     };
-    let db = app.db.clone();
+    let db = setup.db.clone();
     if db.backend() == Backend::Sqlite {
         // One node: leases left by a previous process are void.
         if let Err(e) = store::release_all(&db).await {
             tracing::warn!(error = ?e, "releasing stale webhook leases failed");
         }
     }
-    let listener = db.pg().cloned().map(|pool| {
-        let stop = stop.clone();
-        tokio::spawn(listen(pool, stop))
-    });
-    let concurrency = app.config.webhooks.concurrency;
-    let per_target = app.config.webhooks.concurrency_per_target;
+    let listener = (db.backend() == Backend::Postgres)
+        .then(|| tokio::spawn(events::forward_notifications(db.clone(), stop.clone())));
+    let concurrency = setup.config.concurrency;
+    let per_target = setup.config.concurrency_per_target;
     let freed = Arc::new(tokio::sync::Notify::new());
     // Deliveries in flight, by id, with their subscription.
     let in_flight: Arc<Mutex<HashMap<Uuid, Uuid>>> = Arc::default();
@@ -515,44 +522,5 @@ pub async fn run(app: AppState, mut stop: watch::Receiver<bool>) {
     }
     if let Some(l) = listener {
         let _ = l.await;
-    }
-}
-
-/// Forwards PostgreSQL notifications of new outbox work to the worker.
-async fn listen(pool: sqlx::PgPool, mut stop: watch::Receiver<bool>) {
-    loop {
-        if *stop.borrow() {
-            return;
-        }
-        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = ?e, "webhook listener could not connect; polling");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
-                    _ = stop.changed() => return,
-                }
-            }
-        };
-        if let Err(e) = listener.listen(OUTBOX_CHANNEL).await {
-            tracing::warn!(error = ?e, "webhook LISTEN failed; polling");
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
-                _ = stop.changed() => return,
-            }
-        }
-        loop {
-            tokio::select! {
-                n = listener.recv() => match n {
-                    Ok(_) => OUTBOX_WAKE.notify_waiters(),
-                    Err(e) => {
-                        tracing::warn!(error = ?e, "webhook listener lost its connection");
-                        OUTBOX_WAKE.notify_waiters();
-                        break;
-                    }
-                },
-                _ = stop.changed() => return,
-            }
-        }
     }
 }

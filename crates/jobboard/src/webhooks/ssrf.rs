@@ -13,60 +13,11 @@ use std::{
     time::Duration,
 };
 
-use crate::config::WebhookConfig;
-
-/// An address range `addr/len`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    addr: IpAddr,
-    len: u8,
-}
-
-impl Cidr {
-    /// Parses `a.b.c.d/n`, `x:y::/n` or a single address.
-    pub fn parse(s: &str) -> Option<Cidr> {
-        let (a, len) = match s.trim().split_once('/') {
-            Some((a, l)) => (a, Some(l.parse::<u8>().ok()?)),
-            None => (s.trim(), None),
-        };
-        let addr: IpAddr = a.parse().ok()?;
-        let max = if addr.is_ipv4() { 32 } else { 128 };
-        let len = len.unwrap_or(max);
-        (len <= max).then_some(Cidr { addr, len })
-    }
-
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.addr, canonical(ip)) {
-            (IpAddr::V4(n), IpAddr::V4(a)) => prefix_eq(&n.octets(), &a.octets(), self.len),
-            (IpAddr::V6(n), IpAddr::V6(a)) => prefix_eq(&n.octets(), &a.octets(), self.len),
-            _ => false,
-        }
-    }
-}
-
-fn prefix_eq(a: &[u8], b: &[u8], len: u8) -> bool {
-    let full = usize::from(len / 8);
-    let rest = len % 8;
-    if a[..full] != b[..full] {
-        return false;
-    }
-    if rest == 0 {
-        return true;
-    }
-    let mask = 0xffu8 << (8 - rest);
-    a[full] & mask == b[full] & mask
-}
-
-/// IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) as the IPv4 address they are.
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(v6),
-        },
-        v4 => v4,
-    }
-}
+use crate::{
+    config::WebhookConfig,
+    domain::webhooks::TargetPolicy,
+    net::{Cidr, canonical},
+};
 
 /// True for addresses on the public internet.
 pub fn is_public(ip: IpAddr) -> bool {
@@ -156,9 +107,24 @@ impl Policy {
         self.allow_private || is_public(ip) || self.allowed.iter().any(|c| c.contains(ip))
     }
 
-    /// Checks a target URL at registration: the host must resolve, and only to allowed
+    /// Checks the host of a URL about to be requested when it is an IP literal (names are
+    /// checked by [`Resolver`]).
+    pub fn check_literal(&self, url: &reqwest::Url) -> Result<(), String> {
+        let Some(ip) = literal_ip(url) else {
+            return Ok(());
+        };
+        if self.allows(ip) {
+            Ok(())
+        } else {
+            Err(format!("refused: {ip} is not a public address"))
+        }
+    }
+}
+
+impl TargetPolicy for Policy {
+    /// A target URL at registration: the host must resolve, and only to allowed
     /// addresses. The error is a message for the API user.
-    pub async fn check_url(&self, url: &str) -> Result<(), String> {
+    async fn check_url(&self, url: &str) -> Result<(), String> {
         if self.allow_private {
             return Ok(());
         }
@@ -182,19 +148,6 @@ impl Policy {
             Ok(())
         } else {
             Err("The target resolves to a loopback, private, link-local, multicast or other non-public address, which is not allowed.".into())
-        }
-    }
-
-    /// Checks the host of a URL about to be requested when it is an IP literal (names are
-    /// checked by [`Resolver`]).
-    pub fn check_literal(&self, url: &reqwest::Url) -> Result<(), String> {
-        let Some(ip) = literal_ip(url) else {
-            return Ok(());
-        };
-        if self.allows(ip) {
-            Ok(())
-        } else {
-            Err(format!("refused: {ip} is not a public address"))
         }
     }
 }
@@ -278,20 +231,5 @@ mod tests {
         ] {
             assert!(is_public(ip(a)), "{a} must be public");
         }
-    }
-
-    #[test]
-    fn cidrs() {
-        let c = Cidr::parse("10.1.0.0/16").unwrap();
-        assert!(c.contains(ip("10.1.200.3")));
-        assert!(c.contains(ip("::ffff:10.1.0.9")));
-        assert!(!c.contains(ip("10.2.0.1")));
-        let c6 = Cidr::parse("fd00::/8").unwrap();
-        assert!(c6.contains(ip("fd12::1")));
-        assert!(!c6.contains(ip("fe80::1")));
-        assert!(Cidr::parse("10.0.0.0/33").is_none());
-        assert!(Cidr::parse("nope").is_none());
-        assert!(Cidr::parse("127.0.0.1").unwrap().contains(ip("127.0.0.1")));
-        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(ip("127.0.0.1")));
     }
 }

@@ -664,7 +664,7 @@ fn openapi_document_matches_the_snapshot() {
 async fn a_trusted_proxy_forwards_the_client_address(b: Backend) {
     let trusted = |c: &mut jobboard::config::Config| {
         c.auth_failure_limit = 3;
-        c.trusted_proxies = vec![jobboard::webhooks::ssrf::Cidr::parse("127.0.0.1/32").unwrap()];
+        c.trusted_proxies = vec![jobboard::net::Cidr::parse("127.0.0.1/32").unwrap()];
     };
     let t = TestApp::spawn_with(b, trusted).await;
     let guess = format!("jb_{}", "C".repeat(40));

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use jobboard::{
-    db::{Ts, events, webhooks as store},
+    db::{Ts, events},
+    domain::webhooks::{self as store, EventName, TargetType},
     webhooks::{Clock, drain, drain_with},
 };
 use reqwest::Method;
@@ -27,6 +28,7 @@ backends!(
     gone_disables_the_subscription,
     failure_streak_disables_the_subscription,
     ssrf_refused_at_registration,
+    a_refused_target_is_listed_with_the_other_bad_fields,
     ssrf_refused_at_connect_time,
     cidr_allow_list_lets_a_range_through,
     delete_discards_pending_deliveries,
@@ -739,6 +741,70 @@ async fn ssrf_refused_at_registration(b: Backend) {
     assert_eq!(r.error_fields(), ["target_url"]);
 }
 
+async fn a_refused_target_is_listed_with_the_other_bad_fields(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| {
+        c.worker = false;
+        c.webhooks.allow_private_targets = false;
+    })
+    .await;
+    let codes = |r: &Resp| -> Vec<String> {
+        r.body["error"]["details"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}",
+                    f["field"].as_str().unwrap(),
+                    f["code"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let r = t
+        .post(
+            "/webhooks",
+            json!({"event": "job.nope", "target_type": "webhook", "target_url": "http://127.0.0.1/x", "secret": "short", "extra": 1}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(
+        codes(&r),
+        [
+            "event:invalid_value",
+            "target_url:forbidden_target",
+            "secret:too_short",
+            "extra:unknown_field"
+        ]
+    );
+    let r = t
+        .post(
+            "/webhooks",
+            json!({"event": "*", "target_type": "webhook", "target_url": "http://93.184.216.34/hook"}),
+        )
+        .await;
+    r.expect(201);
+    let id = r.body["data"]["id"].as_str().unwrap();
+    let r = t
+        .patch(
+            &format!("/webhooks/{id}"),
+            json!({"secret": "short", "is_enabled": "yes", "target_url": "http://10.0.0.1/x"}),
+        )
+        .await;
+    r.expect_error(422, "validation_failed");
+    assert_eq!(
+        codes(&r),
+        [
+            "target_url:forbidden_target",
+            "is_enabled:invalid_type",
+            "secret:too_short"
+        ]
+    );
+    // Nothing was changed.
+    let r = t.get(&format!("/webhooks/{id}")).await;
+    assert_eq!(r.body["data"]["target_url"], "http://93.184.216.34/hook");
+}
+
 async fn ssrf_refused_at_connect_time(b: Backend) {
     let t = TestApp::spawn_with(b, |c| {
         c.worker = false;
@@ -755,9 +821,16 @@ async fn ssrf_refused_at_connect_time(b: Backend) {
         format!("http://127.0.0.1:{port}/literal"),
         format!("http://[::ffff:127.0.0.1]:{port}/mapped"),
     ] {
-        store::upsert(t.db(), t.org_id, "*", "webhook", &url, None)
-            .await
-            .unwrap();
+        store::upsert(
+            t.db(),
+            t.org_id,
+            EventName::All,
+            TargetType::Webhook,
+            &url,
+            None,
+        )
+        .await
+        .unwrap();
     }
     emit(&t, "job.created", json!({})).await;
     assert_eq!(drain(&t.app).await, 3);

@@ -1,0 +1,267 @@
+//! Deliveries and their attempt log as stored: the log a subscription shows, a delivery
+//! made due again, a queued `ping`, and the record of each attempt with what follows it
+//! (the next try, success, failure, the failure streak that disables a subscription).
+
+use uuid::Uuid;
+
+use super::DELIVERY_COLS;
+use crate::{
+    db::{Db, DbResult, StoreError},
+    dispatch, dispatch_tx,
+    domain::{
+        Ts,
+        events::Event,
+        webhooks::{
+            events::{Body, Ping},
+            model::{Attempt, Claimed, Delivery, DeliveryStatus, Next, Outcome, Subscription},
+        },
+    },
+};
+
+/// The newest `limit` deliveries of a subscription, each with its attempts (oldest first).
+pub async fn list(
+    db: &Db,
+    org_id: i64,
+    subscription_id: Uuid,
+    limit: i64,
+) -> DbResult<Vec<(Delivery, Vec<Attempt>)>> {
+    let deliveries: Vec<Delivery> = dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {DELIVERY_COLS} FROM webhook_deliveries WHERE org_id = $1 AND subscription_id = $2
+             ORDER BY created_at DESC, id DESC LIMIT $3"
+        )))
+        .bind(org_id)
+        .bind(subscription_id)
+        .bind(limit)
+        .fetch_all(p)
+        .await?
+    });
+    let attempts: Vec<Attempt> = dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT a.delivery_id, a.attempt, a.status_code, a.error, a.duration_ms, a.response_excerpt, a.attempted_at
+             FROM webhook_attempts a
+             WHERE a.delivery_id IN (SELECT id FROM webhook_deliveries WHERE org_id = $1 AND subscription_id = $2
+                                     ORDER BY created_at DESC, id DESC LIMIT $3)
+             ORDER BY a.attempt",
+        )
+        .bind(org_id)
+        .bind(subscription_id)
+        .bind(limit)
+        .fetch_all(p)
+        .await?
+    });
+    Ok(deliveries
+        .into_iter()
+        .map(|d| {
+            let mine = attempts
+                .iter()
+                .filter(|a| a.delivery_id == d.id)
+                .cloned()
+                .collect();
+            (d, mine)
+        })
+        .collect())
+}
+
+/// Makes a delivery due now with a fresh retry schedule; `None` when it is not a delivery
+/// of this subscription.
+pub async fn retry(
+    db: &Db,
+    org_id: i64,
+    subscription_id: Uuid,
+    delivery_id: Uuid,
+) -> DbResult<Option<Delivery>> {
+    let now = Ts::now();
+    dispatch!(db.writer(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "UPDATE webhook_deliveries SET status = $5, next_attempt_at = $4, retry_step = 0, updated_at = $4
+             WHERE org_id = $1 AND subscription_id = $2 AND id = $3
+             RETURNING {DELIVERY_COLS}"
+        )))
+        .bind(org_id)
+        .bind(subscription_id)
+        .bind(delivery_id)
+        .bind(now)
+        .bind(DeliveryStatus::Pending)
+        .fetch_optional(p)
+        .await.map_err(StoreError::from)
+    })
+}
+
+/// Queues a `ping` delivery for the subscription, due now.
+pub async fn create_ping(db: &Db, sub: &Subscription) -> DbResult<Delivery> {
+    let now = Ts::now();
+    let ping = Ping {
+        subscription_id: sub.id,
+    };
+    let body = Body {
+        event: ping.event_type(),
+        organization_id: sub.org_id,
+        timestamp: now,
+        data: &ping,
+    }
+    .to_json();
+    dispatch!(db.writer(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO webhook_deliveries (id, subscription_id, org_id, event_id, event_type, payload, status, attempts, retry_step, next_attempt_at, created_at, updated_at)
+             VALUES ($1, $2, $3, NULL, $4, $5, $6, 0, 0, $7, $7, $7)
+             RETURNING {DELIVERY_COLS}"
+        )))
+        .bind(Uuid::now_v7())
+        .bind(sub.id)
+        .bind(sub.org_id)
+        .bind(ping.event_type())
+        .bind(body)
+        .bind(DeliveryStatus::Pending)
+        .bind(now)
+        .fetch_one(p)
+        .await.map_err(StoreError::from)
+    })
+}
+
+/// Records an attempt of a delivery leased by `owner` and moves the delivery on; keeps the
+/// subscription's failure streak and disables it when the streak is `disable_after_us`
+/// long (or on `Gone`). Returns false when the lease was lost (nothing recorded).
+pub async fn record(
+    db: &Db,
+    owner: Uuid,
+    d: &Claimed,
+    outcome: &Outcome,
+    next: Next,
+    now: Ts,
+    disable_after_us: i64,
+) -> DbResult<bool> {
+    if next == Next::Succeeded
+        && let Some(pool) = db.pg()
+    {
+        // The common case in one statement (one round trip, atomic on its own).
+        let n: i64 = sqlx::query_scalar(
+            "WITH upd AS (
+                 UPDATE webhook_deliveries SET status = $11, next_attempt_at = NULL, attempts = attempts + 1,
+                     lease_owner = NULL, lease_until = NULL, updated_at = $3
+                 WHERE id = $1 AND lease_owner = $2
+                 RETURNING id, subscription_id
+             ), att AS (
+                 INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
+                 SELECT $4, id, $5, $6, $7, $8, $9, $10 FROM upd
+             ), sub AS (
+                 UPDATE webhook_subscriptions SET failing_since = NULL
+                 WHERE id IN (SELECT subscription_id FROM upd) AND failing_since IS NOT NULL
+             )
+             SELECT COUNT(*) FROM upd",
+        )
+        .bind(d.id)
+        .bind(owner)
+        .bind(now)
+        .bind(Uuid::now_v7())
+        .bind(d.attempts + 1)
+        .bind(outcome.status_code)
+        .bind(outcome.error.as_deref())
+        .bind(outcome.duration_ms)
+        .bind(outcome.response_excerpt.as_deref())
+        .bind(outcome.attempted_at)
+        .bind(DeliveryStatus::Succeeded)
+        .fetch_one(pool)
+        .await?;
+        return Ok(n > 0);
+    }
+    let (next_at, step) = match next {
+        Next::RetryAt(at) => (Some(at), d.retry_step + 1),
+        Next::Succeeded | Next::Failed | Next::Gone => (None, d.retry_step),
+    };
+    let mut tx = db.begin().await?;
+    let n = dispatch_tx!(&mut tx, t => {
+        sqlx::query(
+            "UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, retry_step = $5, attempts = attempts + 1,
+                 lease_owner = NULL, lease_until = NULL, updated_at = $6
+             WHERE id = $1 AND lease_owner = $2",
+        )
+        .bind(d.id)
+        .bind(owner)
+        .bind(next.status())
+        .bind(next_at)
+        .bind(step)
+        .bind(now)
+        .execute(&mut **t)
+        .await?
+        .rows_affected()
+    });
+    if n == 0 {
+        return Ok(false);
+    }
+    dispatch_tx!(&mut tx, t => {
+        sqlx::query(
+            "INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(Uuid::now_v7())
+        .bind(d.id)
+        .bind(d.attempts + 1)
+        .bind(outcome.status_code)
+        .bind(outcome.error.as_deref())
+        .bind(outcome.duration_ms)
+        .bind(outcome.response_excerpt.as_deref())
+        .bind(outcome.attempted_at)
+        .execute(&mut **t)
+        .await?;
+    });
+    let disable = if next == Next::Succeeded {
+        dispatch_tx!(&mut tx, t => {
+            sqlx::query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
+                .bind(d.subscription_id)
+                .execute(&mut **t)
+                .await?;
+        });
+        false
+    } else {
+        let since: Option<Option<Ts>> = dispatch_tx!(&mut tx, t => {
+            sqlx::query_scalar(
+                "UPDATE webhook_subscriptions SET failing_since = COALESCE(failing_since, $2)
+                 WHERE id = $1 RETURNING failing_since",
+            )
+            .bind(d.subscription_id)
+            .bind(now)
+            .fetch_optional(&mut **t)
+            .await?
+        });
+        let streak = since
+            .flatten()
+            .map(|s| now.micros() - s.micros())
+            .unwrap_or(0);
+        next == Next::Gone || streak >= disable_after_us
+    };
+    if disable {
+        dispatch_tx!(&mut tx, t => {
+            sqlx::query("UPDATE webhook_subscriptions SET is_enabled = FALSE, updated_at = $2 WHERE id = $1")
+                .bind(d.subscription_id)
+                .bind(now)
+                .execute(&mut **t)
+                .await?;
+            sqlx::query(
+                "UPDATE webhook_deliveries SET status = $3, next_attempt_at = NULL, updated_at = $2
+                 WHERE subscription_id = $1 AND status = 'pending'",
+            )
+            .bind(d.subscription_id)
+            .bind(now)
+            .bind(DeliveryStatus::Failed)
+            .execute(&mut **t)
+            .await?;
+        });
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Deliveries waiting for an attempt (the delivery queue depth).
+pub async fn pending_count(db: &Db) -> DbResult<i64> {
+    dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await.map_err(StoreError::from)
+    })
+}
+
+/// When the earliest pending delivery is due, if any.
+pub async fn next_due(db: &Db) -> DbResult<Option<Ts>> {
+    dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await.map_err(StoreError::from)
+    })
+}
