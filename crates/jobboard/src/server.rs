@@ -10,6 +10,21 @@ pub use crate::{
     periodic::every,
 };
 
+impl From<&AppState> for crate::mail::Setup {
+    fn from(app: &AppState) -> Self {
+        crate::mail::Setup {
+            db: app.db.clone(),
+            config: app.config.mail.clone(),
+        }
+    }
+}
+
+impl From<AppState> for crate::mail::Setup {
+    fn from(app: AppState) -> Self {
+        (&app).into()
+    }
+}
+
 impl From<&AppState> for crate::webhooks::Setup {
     fn from(app: &AppState) -> Self {
         crate::webhooks::Setup::new(&app.db, &app.config)

@@ -123,7 +123,7 @@ async fn not_found(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> Resp
         .filter_map(|v| v.to_str().ok())
         .any(|v| v.contains("text/html"));
     if !api && wants_html {
-        crate::web::page::PageError::not_found().into_response()
+        crate::web::error::PageError::not_found().into_response()
     } else {
         ApiError::route_not_found().into_response()
     }

@@ -1,16 +1,11 @@
 //! Mail messages: what callers queue, checked before it is stored (so a bad address or
-//! header fails in the caller's transaction, not hours later in the worker), and the MIME
-//! message built from a stored mail for each hand-over.
+//! header fails in the caller's transaction, not hours later in the worker), and their
+//! Message-IDs. The MIME message of a hand-over is built by [`super::compose`].
 
-use std::{sync::RwLock, time::SystemTime};
+use std::sync::RwLock;
 
-use lettre::message::{
-    Mailbox, MultiPart, SinglePart,
-    header::{HeaderName, HeaderValue},
-};
+use lettre::message::Mailbox;
 use uuid::Uuid;
-
-use super::store::Mail;
 
 /// Most bytes of a text or an HTML body.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -177,45 +172,6 @@ pub fn message_id(id: Uuid) -> String {
         domain.as_str()
     };
     format!("<{}@{domain}>", id.simple())
-}
-
-/// The message sent for a stored mail. The same mail always gives the same headers
-/// (Message-ID, Date of enqueueing, sender, recipient, subject, extra headers) and parts.
-pub fn build(mail: &Mail, from: &Mailbox) -> Result<lettre::Message, String> {
-    let to: Mailbox = mail
-        .to_address
-        .parse()
-        .map_err(|e| format!("invalid recipient: {e}"))?;
-    let mut b = lettre::Message::builder()
-        .message_id(Some(mail.message_id.clone()))
-        .date(SystemTime::from(mail.created_at.0))
-        .from(from.clone())
-        .to(to)
-        .subject(mail.subject.clone());
-    let headers = mail.header_pairs();
-    // Mails of this service are automatic: RFC 3834 asks responders not to answer them.
-    if !headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("auto-submitted"))
-    {
-        b = b.raw_header(HeaderValue::new(
-            HeaderName::new_from_ascii_str("Auto-Submitted"),
-            "auto-generated".into(),
-        ));
-    }
-    for (name, value) in headers {
-        let name =
-            HeaderName::new_from_ascii(name).map_err(|_| "invalid header name".to_string())?;
-        b = b.raw_header(HeaderValue::new(name, value));
-    }
-    let built = match &mail.html_body {
-        Some(html) => b.multipart(MultiPart::alternative_plain_html(
-            mail.text_body.clone(),
-            html.clone(),
-        )),
-        None => b.singlepart(SinglePart::plain(mail.text_body.clone())),
-    };
-    built.map_err(|e| format!("message could not be built: {e}"))
 }
 
 #[cfg(test)]

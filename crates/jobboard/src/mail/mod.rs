@@ -20,6 +20,7 @@
 //! server's acceptance and that record, a few milliseconds, can send it twice; it then has
 //! the same Message-ID both times, so receivers can dedupe.
 
+pub mod compose;
 pub mod config;
 pub mod message;
 pub mod store;
@@ -33,12 +34,19 @@ pub use message::Message;
 pub use store::{EnqueueError, Mail, Status, enqueue};
 pub use worker::{drain, drain_with, run};
 
-use crate::{app::App, db::Db};
+use crate::db::Db;
+
+/// What the mail worker needs: the database and the mail settings.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub db: Db,
+    pub config: MailConfig,
+}
 
 /// True when this service sends mail (an SMTP server is configured). Features that exist
 /// only to send mail answer `409` when it is false.
-pub fn enabled(app: &App) -> bool {
-    app.config.mail.enabled()
+pub fn enabled(setup: impl Into<Setup>) -> bool {
+    setup.into().config.enabled()
 }
 
 /// Queues one mail in a transaction of its own (for tools, tests and features whose only

@@ -23,12 +23,12 @@ use rand::Rng;
 use tokio::{sync::watch, task::JoinSet};
 use uuid::Uuid;
 
+use super::Setup;
 use super::{
-    message,
+    compose,
     store::{self, MAIL_CHANNEL, MAIL_WAKE, Mail},
 };
 use crate::{
-    app::App,
     db::{Db, Ts, redact_url},
     webhooks::Clock,
 };
@@ -75,8 +75,8 @@ pub struct Sender {
 
 impl Sender {
     /// The sender of this configuration; `None` when no SMTP server is configured.
-    pub fn new(app: &App) -> anyhow::Result<Option<Sender>> {
-        let c = &app.config.mail;
+    pub fn new(setup: &Setup) -> anyhow::Result<Option<Sender>> {
+        let c = &setup.config;
         let (Some(url), Some(from)) = (&c.smtp_url, &c.from) else {
             return Ok(None);
         };
@@ -87,7 +87,7 @@ impl Sender {
             .pool_config(PoolConfig::new().max_size(c.concurrency as u32))
             .build();
         Ok(Some(Sender {
-            db: app.db.clone(),
+            db: setup.db.clone(),
             transport,
             from: from.clone(),
             retry_schedule: c.retry_schedule.clone(),
@@ -110,7 +110,7 @@ impl Sender {
 
     /// Hands one claimed mail over and records what happened.
     pub async fn process(&self, mail: Mail, clock: Clock) {
-        let failure = match message::build(&mail, &self.from) {
+        let failure = match compose::build(&mail, &self.from) {
             Err(e) => Failure::Permanent(e),
             Ok(msg) => match tokio::time::timeout(self.timeout, self.transport.send(msg)).await {
                 Ok(Ok(_)) => {
@@ -186,8 +186,8 @@ impl Sender {
 /// Hands over every mail due at `clock` until none is left; returns the hand-overs tried.
 /// For tests and tools: deterministic, no background task involved. Does nothing when no
 /// SMTP server is configured.
-pub async fn drain_with(app: &App, clock: Clock) -> usize {
-    let sender = match Sender::new(app) {
+pub async fn drain_with(setup: impl Into<Setup>, clock: Clock) -> usize {
+    let sender = match Sender::new(&setup.into()) {
         Ok(Some(s)) => Arc::new(s),
         Ok(None) => return 0,
         Err(e) => {
@@ -212,13 +212,14 @@ pub async fn drain_with(app: &App, clock: Clock) -> usize {
 }
 
 /// [`drain_with`] on the real clock.
-pub async fn drain(app: &App) -> usize {
-    drain_with(app, Clock::Real).await
+pub async fn drain(setup: impl Into<Setup>) -> usize {
+    drain_with(setup, Clock::Real).await
 }
 
 /// The mail worker: hands due mails over, at most `mail.concurrency` at once, until `stop`.
-pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
-    let sender = match Sender::new(&app) {
+pub async fn run(setup: impl Into<Setup>, mut stop: watch::Receiver<bool>) {
+    let setup = setup.into();
+    let sender = match Sender::new(&setup) {
         Ok(Some(s)) => Arc::new(s),
         Ok(None) => return,
         Err(e) => {
@@ -226,7 +227,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             return;
         }
     };
-    let url = app.config.mail.smtp_url.as_deref().unwrap_or_default();
+    let url = setup.config.smtp_url.as_deref().unwrap_or_default();
     tracing::info!(
         smtp = %redact_url(url),
         concurrency = sender.concurrency,
@@ -241,7 +242,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     // Leases left by a crashed process are not dropped here, not even on SQLite: they run
     // out by themselves (time-out plus margin), and a lease broken early could let a mail
     // being handed over by another claimer of this database go out twice.
-    let db = app.db.clone();
+    let db = setup.db.clone();
     let listener = db
         .pg()
         .cloned()

@@ -71,7 +71,7 @@ async fn serve(Path(file): Path<String>) -> Response {
         Some((_, a)) => (*a, true),
         None => match ASSETS.iter().find(|a| a.name == file) {
             Some(a) => (a, false),
-            None => return super::page::PageError::not_found().into_response(),
+            None => return StatusCode::NOT_FOUND.into_response(),
         },
     };
     let mut res = (StatusCode::OK, asset.bytes).into_response();

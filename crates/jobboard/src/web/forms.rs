@@ -19,7 +19,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Map, Number, Value};
 use sha2::Sha256;
 
-use super::page::PageError;
+use super::error::PageError;
 use crate::domain::{FieldError, Input};
 
 /// Largest accepted form body.

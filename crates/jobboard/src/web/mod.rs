@@ -8,6 +8,7 @@
 //! anti-forgery tokens ([`forms`]).
 
 pub mod assets;
+pub mod error;
 pub mod forms;
 pub mod page;
 pub mod site;

@@ -1,14 +1,12 @@
 //! Rendering pages: an askama template becomes an HTML response with the headers every
 //! page carries (a strict `Content-Security-Policy` that allows the board's one theme
-//! style by its hash, caching, robots), and failures become HTML error pages.
+//! style by its hash, caching, robots). Failures are [`super::error::PageError`]s.
 
 use askama::Template;
 use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-
-use crate::{db::StoreError, domain, error::current_request_id};
 
 /// The policy of every page: nothing from another host but images (logos are given as
 /// URLs), no inline script, no inline style but the theme's (by hash), forms posted only
@@ -47,9 +45,9 @@ impl Chrome {
         }
     }
 
-    /// The same page in the look of `site`'s board.
-    pub fn themed(mut self, site: &super::site::Site) -> Chrome {
-        self.theme_css = Some(site.theme.css.clone());
+    /// The same page with a board's theme style sheet (see `Site::chrome`).
+    pub fn with_theme(mut self, css: &str) -> Chrome {
+        self.theme_css = Some(css.to_string());
         self
     }
 }
@@ -65,9 +63,13 @@ pub struct Html {
 }
 
 impl Html {
-    /// Renders `template`; a template failure is an internal error page.
-    pub fn render(template: &impl Template, theme_hash: Option<&str>) -> Result<Html, PageError> {
-        let body = template.render().map_err(|e| PageError::internal(&e))?;
+    /// Renders `template` (a failure becomes an internal error page through
+    /// `From<askama::Error>` for [`super::error::PageError`]).
+    pub fn render(
+        template: &impl Template,
+        theme_hash: Option<&str>,
+    ) -> Result<Html, askama::Error> {
+        let body = template.render()?;
         Ok(Html {
             status: StatusCode::OK,
             body,
@@ -130,123 +132,5 @@ impl IntoResponse for Html {
             h.insert("x-robots-tag", HeaderValue::from_static(r));
         }
         res
-    }
-}
-
-/// A page that could not be shown: rendered as a short HTML page with its status.
-#[derive(Debug)]
-pub struct PageError {
-    pub status: StatusCode,
-    pub title: &'static str,
-    pub message: String,
-}
-
-#[derive(Template)]
-#[template(path = "web/error.html")]
-struct ErrorPage<'a> {
-    chrome: Chrome,
-    title: &'a str,
-    message: &'a str,
-    status: u16,
-}
-
-impl PageError {
-    pub fn new(status: StatusCode, title: &'static str, message: impl Into<String>) -> Self {
-        PageError {
-            status,
-            title,
-            message: message.into(),
-        }
-    }
-
-    pub fn not_found() -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            "Page not found",
-            "There is no page at this address. It may have been removed, or the link may be mistyped.",
-        )
-    }
-
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::BAD_REQUEST,
-            "This request cannot be used",
-            message,
-        )
-    }
-
-    pub fn too_many(retry_after: u64) -> Self {
-        Self::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many submissions",
-            format!(
-                "Too many forms were sent from your address in a short time. Please wait {retry_after} seconds and try again."
-            ),
-        )
-    }
-
-    /// An unexpected failure: logged with the request id, never shown.
-    pub fn internal(cause: &dyn std::fmt::Debug) -> Self {
-        let request_id = current_request_id();
-        tracing::error!(request_id = %request_id, error = ?cause, "page failed");
-        Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            format!(
-                "The page could not be shown. Please try again in a moment (reference {request_id})."
-            ),
-        )
-    }
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        let page = ErrorPage {
-            chrome: Chrome::new(self.title),
-            title: self.title,
-            message: &self.message,
-            status: self.status.as_u16(),
-        };
-        match Html::render(&page, None) {
-            Ok(html) => {
-                let html = html.status(self.status);
-                if self.status.is_client_error() {
-                    html.robots("noindex").into_response()
-                } else {
-                    html.into_response()
-                }
-            }
-            Err(_) => (self.status, self.message).into_response(),
-        }
-    }
-}
-
-impl From<StoreError> for PageError {
-    fn from(e: StoreError) -> Self {
-        PageError::internal(&e)
-    }
-}
-
-impl From<domain::Error> for PageError {
-    fn from(e: domain::Error) -> Self {
-        use domain::Error as E;
-        match e {
-            E::NotFound(_) => PageError::not_found(),
-            E::Invalid(fields) | E::Schema(fields) => PageError::bad_request(
-                fields
-                    .iter()
-                    .map(|f| format!("{}: {}", f.field, f.message))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ),
-            E::Conflict { message, .. } => {
-                PageError::new(StatusCode::CONFLICT, "This cannot be done now", message)
-            }
-            E::Unavailable { message, .. } => {
-                PageError::new(StatusCode::CONFLICT, "Not available", message)
-            }
-            E::Store(e) => PageError::internal(&e),
-            E::Internal(what) => PageError::internal(&what),
-        }
     }
 }

@@ -10,7 +10,7 @@ use axum::{
 };
 use sha2::{Digest, Sha256};
 
-use super::page::PageError;
+use super::error::PageError;
 use crate::{
     app::AppState,
     domain::orgs::{self, Board, Org},
@@ -33,6 +33,11 @@ pub struct Site {
 }
 
 impl Site {
+    /// The layout of a page titled `title` in this board's look.
+    pub fn chrome(&self, title: impl Into<String>) -> super::page::Chrome {
+        super::page::Chrome::new(title).with_theme(&self.theme.css)
+    }
+
     /// An absolute URL of `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.origin)

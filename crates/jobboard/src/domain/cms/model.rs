@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+pub use super::schema::Fields;
 use super::schema::{FieldArray, FieldDef, Slug};
 use crate::{
     domain::{
@@ -40,11 +41,6 @@ text_enum!(
 pub const LIST_LIMIT_MAX: i64 = 500;
 /// Largest `position` (and the negative of the smallest).
 pub const POSITION_MAX: i64 = 1_000_000_000;
-
-/// The field definitions of a collection, in order: stored as JSON.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Fields(pub Vec<FieldDef>);
 
 /// An item's fields, checked against its collection's schema: stored as JSON.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

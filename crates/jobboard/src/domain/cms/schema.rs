@@ -12,7 +12,6 @@ use utoipa::{
     },
 };
 
-use super::model::Fields;
 use crate::{
     domain::{
         Field, Input,
@@ -20,6 +19,11 @@ use crate::{
     },
     request, text_enum,
 };
+
+/// The field definitions of a collection, in order: stored as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fields(pub Vec<FieldDef>);
 
 /// At most this many fields in one collection schema.
 pub const MAX_FIELDS: usize = 40;
