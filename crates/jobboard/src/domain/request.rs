@@ -276,7 +276,6 @@ macro_rules! request {
 
         impl $name {
             /// The JSON names of the fields, in order.
-            #[allow(dead_code)]
             pub const FIELDS: &'static [&'static str] = &[$( $crate::request!(@name $field $($json)?) ),*];
 
             /// Reads the fields from `input`, recording every problem; `None` when a
@@ -293,7 +292,6 @@ macro_rules! request {
             }
 
             /// Reads the whole body: every field, and nothing else.
-            #[allow(dead_code)]
             pub fn parse(mut input: $crate::domain::input::Input) -> $crate::domain::error::Result<Self> {
                 let read = Self::read(&mut input);
                 input.finish()?;

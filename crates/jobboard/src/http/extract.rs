@@ -8,7 +8,7 @@ use axum::{
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::input::{Input, QueryInput, parse_uuid};
+use crate::domain::{Input, QueryInput, kind::parse_uuid};
 use crate::{
     auth,
     error::{ApiError, ApiResult},

@@ -6,7 +6,7 @@ mod cached;
 pub mod docs;
 pub mod edge;
 pub mod extract;
-pub mod input;
+
 mod ops;
 pub mod serve;
 mod strict_json;
