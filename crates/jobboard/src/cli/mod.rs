@@ -1,0 +1,113 @@
+//! The `jobboard` command line: one module per command group, one function per command.
+//! Every command calls the same domain operations as the API.
+
+mod keys;
+mod orgs;
+mod plans;
+mod serve;
+mod settings;
+
+use clap::{Parser, Subcommand};
+use jobboard::{
+    config::Config,
+    db::Db,
+    domain::{self, orgs as org_ops},
+    ratelimit::MAX_LIMIT,
+};
+
+#[derive(Parser)]
+#[command(name = "jobboard", version, about = "Job Board Service API server")]
+pub struct Cli {
+    /// Configuration file (TOML); see `jobboard config` for every setting.
+    #[arg(long, global = true, env = "JOBBOARD_CONFIG")]
+    pub config: Option<String>,
+    /// Database URL: sqlite://PATH or postgres://USER:PASS@HOST:PORT/DB.
+    #[arg(long, global = true, env = "DATABASE_URL", hide_env_values = true)]
+    pub database: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the API, the webhook and mail workers and the scheduler.
+    Serve(serve::ServeArgs),
+    /// Apply database migrations.
+    Migrate,
+    /// Manage organizations.
+    #[command(subcommand)]
+    Orgs(orgs::OrgsCmd),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(keys::KeysCmd),
+    /// Manage plans (what members subscribe to).
+    #[command(subcommand)]
+    Plans(plans::PlansCmd),
+    /// Print the OpenAPI document.
+    Openapi,
+    /// Print the commented default configuration.
+    Config,
+}
+
+/// Runs the command `cli` names.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = Config::load(cli.config.as_deref(), &settings::top_layer(&cli)?)?;
+    match cli.command {
+        Command::Openapi => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&jobboard::http::openapi())?
+            );
+            Ok(())
+        }
+        Command::Config => {
+            print!("{}", jobboard::config::DEFAULT_FILE);
+            Ok(())
+        }
+        Command::Serve(_) => serve::serve(config).await,
+        Command::Migrate => serve::migrate(&config).await,
+        Command::Orgs(cmd) => orgs::run(&open(&config).await?, cmd).await,
+        Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
+        Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
+    }
+}
+
+pub(crate) fn check_limit(name: &str, v: Option<u32>) -> anyhow::Result<Option<i64>> {
+    match v {
+        Some(n) if n == 0 || n > MAX_LIMIT => {
+            anyhow::bail!("{name} must be between 1 and {MAX_LIMIT}")
+        }
+        other => Ok(other.map(i64::from)),
+    }
+}
+
+pub(crate) async fn open(config: &Config) -> anyhow::Result<Db> {
+    let db = Db::connect_with(&config.database, 2, config.sqlite_synchronous).await?;
+    db.migrate().await?;
+    Ok(db)
+}
+
+/// True when organization `id` exists.
+pub(crate) async fn org_exists(db: &Db, id: i64) -> anyhow::Result<bool> {
+    match org_ops::get(db, id).await {
+        Ok(_) => Ok(true),
+        Err(domain::Error::NotFound(_)) => Ok(false),
+        Err(e) => Err(described(e)),
+    }
+}
+
+/// A refused operation as a command-line error: every field problem on its own line.
+pub(crate) fn described(e: domain::Error) -> anyhow::Error {
+    use domain::Error as E;
+    match e {
+        E::Invalid(fields) | E::Schema(fields) => anyhow::anyhow!(
+            "{}",
+            fields
+                .iter()
+                .map(|f| format!("--{}: {}", f.field.replace('_', "-"), f.message))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        other => anyhow::anyhow!("{other}"),
+    }
+}

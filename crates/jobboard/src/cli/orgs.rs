@@ -1,0 +1,122 @@
+//! `orgs create|update|list`.
+
+use clap::Subcommand;
+use jobboard::{
+    db::Db,
+    domain::{Input, orgs},
+};
+use serde_json::{Map, Value};
+
+use super::described;
+
+#[derive(Subcommand)]
+pub enum OrgsCmd {
+    /// Create an organization; prints its id as the last line.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// The host name its public board answers on (e.g. jobs.example.com).
+        #[arg(long)]
+        domain: Option<String>,
+    },
+    /// Change an organization's name, board domain and board look.
+    Update {
+        /// The organization's id.
+        id: i64,
+        #[arg(long)]
+        name: Option<String>,
+        /// The host name its board answers on; an empty value removes it.
+        #[arg(long)]
+        domain: Option<String>,
+        /// A line shown under the board's name; an empty value removes it.
+        #[arg(long)]
+        tagline: Option<String>,
+        /// An absolute http(s) URL of the board's logo; an empty value removes it.
+        #[arg(long)]
+        logo_url: Option<String>,
+        /// The board's accent colour, #rrggbb; an empty value returns to the default.
+        #[arg(long)]
+        accent_color: Option<String>,
+        /// Whether visitors may submit jobs on the board: on or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        public_posting: Option<String>,
+    },
+    /// List organizations.
+    List,
+}
+
+pub async fn run(db: &Db, cmd: OrgsCmd) -> anyhow::Result<()> {
+    match cmd {
+        OrgsCmd::Create { name, domain } => create(db, &name, domain.as_deref()).await,
+        OrgsCmd::Update {
+            id,
+            name,
+            domain,
+            tagline,
+            logo_url,
+            accent_color,
+            public_posting,
+        } => {
+            let mut changes = Map::new();
+            for (field, value) in [
+                ("name", name),
+                ("domain", domain),
+                ("tagline", tagline),
+                ("logo_url", logo_url),
+                ("accent_color", accent_color),
+            ] {
+                if let Some(v) = value {
+                    // An empty value removes the setting.
+                    let v = if v.is_empty() {
+                        Value::Null
+                    } else {
+                        Value::String(v)
+                    };
+                    changes.insert(field.into(), v);
+                }
+            }
+            if let Some(v) = public_posting {
+                changes.insert("public_posting".into(), (v == "on").into());
+            }
+            update(db, id, changes).await
+        }
+        OrgsCmd::List => list(db).await,
+    }
+}
+
+async fn create(db: &Db, name: &str, domain: Option<&str>) -> anyhow::Result<()> {
+    let org = orgs::create_with(db, name, domain)
+        .await
+        .map_err(described)?;
+    println!("Created organization {:?}", org.name);
+    println!("{}", org.id);
+    Ok(())
+}
+
+async fn update(db: &Db, id: i64, changes: Map<String, Value>) -> anyhow::Result<()> {
+    anyhow::ensure!(!changes.is_empty(), "nothing to change");
+    let org = orgs::update(db, id, Input::new(changes))
+        .await
+        .map_err(described)?;
+    println!(
+        "Updated organization {} {:?} (domain {}, public posting {})",
+        org.id,
+        org.name,
+        org.domain.as_deref().unwrap_or("none"),
+        if org.public_posting { "on" } else { "off" }
+    );
+    Ok(())
+}
+
+async fn list(db: &Db) -> anyhow::Result<()> {
+    for o in orgs::list(db).await? {
+        println!(
+            "{}\t{}\t{}\t{}",
+            o.id,
+            o.created_at,
+            o.name,
+            o.domain.as_deref().unwrap_or("-")
+        );
+    }
+    Ok(())
+}

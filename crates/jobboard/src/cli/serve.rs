@@ -1,0 +1,67 @@
+//! `serve` and `migrate`.
+
+use clap::Args;
+use jobboard::{
+    config::Config,
+    db::Db,
+    server::{self, App},
+};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "JOBBOARD_LISTEN")]
+    pub listen: Option<String>,
+    /// Absolute base URL of the service, used in links.
+    #[arg(long, env = "JOBBOARD_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Log format: text or json.
+    #[arg(long, env = "JOBBOARD_LOG_FORMAT")]
+    pub log_format: Option<String>,
+    /// Do not serve the HTTP API (worker or scheduler node).
+    #[arg(long)]
+    pub no_api: bool,
+    /// Do not run the webhook delivery and mail workers.
+    #[arg(long)]
+    pub no_worker: bool,
+    /// Do not run the scheduler (expiry of jobs and CMS items).
+    #[arg(long)]
+    pub no_scheduler: bool,
+    /// Allow webhook targets on loopback and private addresses.
+    #[arg(long)]
+    pub allow_private_targets: bool,
+}
+
+/// Runs the service until SIGTERM or SIGINT.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    super::settings::init_logging(config.log_json);
+    let listen = config.listen;
+    tracing::info!(database = %jobboard::db::redact_url(&config.database), "starting");
+    let app = App::start(config).await?;
+    if let Some((org, key)) = server::bootstrap(&app).await? {
+        println!("Created organization {org} and its first API key (shown only this once):");
+        println!("{key}");
+    }
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    tracing::info!(address = %listener.local_addr()?, api = app.config.api, worker = app.config.worker,
+        scheduler = app.config.scheduler, "listening");
+    server::run(app.clone(), listener, server::shutdown_signal()).await?;
+    app.db.close().await;
+    Ok(())
+}
+
+/// Applies pending migrations and completes the upgrade work they leave.
+pub async fn migrate(config: &Config) -> anyhow::Result<()> {
+    let db = Db::connect_with(&config.database, 2, config.sqlite_synchronous).await?;
+    let applied = db.migrate().await?;
+    // The data work of the upgrade too, to the end (serve would do it in the
+    // background).
+    jobboard::domain::analytics::finish_upgrade(&db).await?;
+    if applied.is_empty() {
+        println!("Database is up to date.");
+    }
+    for m in applied {
+        println!("applied {m}");
+    }
+    Ok(())
+}
