@@ -274,6 +274,24 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// `INSERT INTO table (columns) VALUES ($1, ...) ON CONFLICT (conflict) DO UPDATE SET` every
+/// column but those of `kept` to its new value: one statement, and one column list, that
+/// stores a row whether or not it exists yet.
+pub fn upsert_statement(table: &str, conflict: &str, columns: &[&str], kept: &[&str]) -> String {
+    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+    let sets: Vec<String> = columns
+        .iter()
+        .filter(|c| !kept.contains(c))
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({conflict}) DO UPDATE SET {}",
+        columns.join(", "),
+        marks.join(", "),
+        sets.join(", ")
+    )
+}
+
 /// Appends ` IN ($a, $b, ...)` binding `ids` (which must not be empty).
 pub fn push_in_list<DB>(qb: &mut sqlx::QueryBuilder<DB>, ids: &[uuid::Uuid])
 where

@@ -123,6 +123,43 @@ impl<const MAX: usize> Kind for Line<MAX> {
     }
 }
 
+/// The rule of a string kind checked by a predicate and documented by a pattern (slugs,
+/// names, colours): see [`Matching`].
+pub trait TextRule {
+    /// The pattern documenting the rule (the predicate is what decides).
+    const PATTERN: &'static str;
+    /// What the value must be, said to the client.
+    const MESSAGE: &'static str;
+    const MIN_LENGTH: usize;
+    const MAX_LENGTH: usize;
+    /// True when `s` (after [`TextRule::normalize`]) follows the rule.
+    fn accepts(s: &str) -> bool;
+    /// The stored form of a sent value (as sent, by default).
+    fn normalize(s: &str) -> String {
+        s.to_string()
+    }
+}
+
+/// A string that follows the rule `R`.
+pub struct Matching<R>(PhantomData<R>);
+
+impl<R: TextRule> Kind for Matching<R> {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        let s = R::normalize(v.as_str().ok_or_else(|| type_error("a string"))?);
+        if R::accepts(&s) {
+            Ok(s)
+        } else {
+            Err(("invalid_format", R::MESSAGE.to_string()))
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(R::MIN_LENGTH, R::MAX_LENGTH)
+            .pattern(Some(R::PATTERN))
+            .into()
+    }
+}
+
 /// `true` or `false`.
 pub struct Flag;
 

@@ -10,7 +10,7 @@ use crate::{
     db::Db,
     domain::{
         Error, Input, Result, Ts,
-        kind::{Check, Kind, Trimmed, type_error},
+        kind::{Matching, TextRule, Trimmed},
     },
     request,
 };
@@ -26,37 +26,22 @@ pub struct Category {
 
 /// A category slug: 1 to 80 lower-case letters, digits and dashes, not starting or
 /// ending with a dash.
-pub struct CategorySlug;
+pub type CategorySlug = Matching<CategorySlugRule>;
 
-/// The pattern of [`CategorySlug`].
-const SLUG_PATTERN: &str = "^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$";
+pub struct CategorySlugRule;
 
-fn valid_slug(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 80
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-impl Kind for CategorySlug {
-    type Value = String;
-    fn parse(v: &serde_json::Value) -> Check<String> {
-        match v.as_str() {
-            Some(s) if valid_slug(s) => Ok(s.to_string()),
-            Some(_) => Err((
-                "invalid_format",
-                "Must be 1 to 80 lower-case letters, digits and dashes.".to_string(),
-            )),
-            None => Err(type_error("a string")),
-        }
-    }
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::String)
-            .pattern(Some(SLUG_PATTERN))
-            .into()
+impl TextRule for CategorySlugRule {
+    const PATTERN: &'static str = "^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$";
+    const MESSAGE: &'static str = "Must be 1 to 80 lower-case letters, digits and dashes.";
+    const MIN_LENGTH: usize = 1;
+    const MAX_LENGTH: usize = 80;
+    fn accepts(s: &str) -> bool {
+        !s.is_empty()
+            && s.len() <= 80
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !s.starts_with('-')
+            && !s.ends_with('-')
     }
 }
 

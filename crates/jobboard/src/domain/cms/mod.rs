@@ -16,6 +16,7 @@ use uuid::Uuid;
 pub use cache::{Cache, CacheKey};
 pub use model::*;
 pub use schema::{FieldDef, FieldDefIn, FieldType};
+pub use store::list_items;
 
 use crate::{
     db::Db,
@@ -83,19 +84,6 @@ pub async fn upsert_collection(db: &Db, org_id: i64, mut body: Input) -> Result<
         collection,
         created,
     })
-}
-
-/// A page of a collection's items and how many the filter matches (position ascending,
-/// then newest first).
-pub async fn list_items(
-    db: &Db,
-    org_id: i64,
-    collection_id: Uuid,
-    filter: ListFilter,
-    limit: i64,
-    offset: i64,
-) -> Result<(Vec<Item>, i64)> {
-    Ok(store::list_items(db, org_id, collection_id, filter, limit, offset).await?)
 }
 
 /// The earliest `starts_at` or `expires_at` of the collection after `now`: the moment its

@@ -15,7 +15,7 @@ use utoipa::{
 use crate::{
     domain::{
         Field, Input,
-        kind::{Check, Enum, Flag, Int, Kind, Number, Refs, free_form, type_error},
+        kind::{Check, Enum, Flag, Int, Kind, Matching, Number, Refs, TextRule, free_form},
     },
     request, text_enum,
 };
@@ -103,52 +103,33 @@ fn valid_field_name(s: &str) -> bool {
 }
 
 /// A collection slug, `^[a-z][a-z0-9_-]{0,63}$`.
-pub struct Slug;
+pub type Slug = Matching<SlugRule>;
 
-impl Kind for Slug {
-    type Value = String;
-    fn parse(v: &Value) -> Check<String> {
-        match v.as_str() {
-            Some(s) if valid_slug(s) => Ok(s.to_string()),
-            Some(_) => Err((
-                "invalid_format",
-                "Must match ^[a-z][a-z0-9_-]{0,63}$.".into(),
-            )),
-            None => Err(type_error("a string")),
-        }
-    }
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .min_length(Some(1))
-            .max_length(Some(64))
-            .pattern(Some("^[a-z][a-z0-9_-]{0,63}$"))
-            .into()
+pub struct SlugRule;
+
+impl TextRule for SlugRule {
+    const PATTERN: &'static str = "^[a-z][a-z0-9_-]{0,63}$";
+    const MESSAGE: &'static str = "Must match ^[a-z][a-z0-9_-]{0,63}$.";
+    const MIN_LENGTH: usize = 1;
+    const MAX_LENGTH: usize = 64;
+    fn accepts(s: &str) -> bool {
+        valid_slug(s)
     }
 }
 
 /// The name of a schema field: a letter, then letters, digits or `_`; at most 64.
-pub struct FieldName;
+pub type FieldName = Matching<FieldNameRule>;
 
-impl Kind for FieldName {
-    type Value = String;
-    fn parse(v: &Value) -> Check<String> {
-        match v.as_str() {
-            Some(s) if valid_field_name(s) => Ok(s.to_string()),
-            Some(_) => Err((
-                "invalid_format",
-                "Must be 1 to 64 characters: a letter, then letters, digits or underscores.".into(),
-            )),
-            None => Err(type_error("a string")),
-        }
-    }
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .min_length(Some(1))
-            .max_length(Some(64))
-            .pattern(Some("^[A-Za-z][A-Za-z0-9_]{0,63}$"))
-            .into()
+pub struct FieldNameRule;
+
+impl TextRule for FieldNameRule {
+    const PATTERN: &'static str = "^[A-Za-z][A-Za-z0-9_]{0,63}$";
+    const MESSAGE: &'static str =
+        "Must be 1 to 64 characters: a letter, then letters, digits or underscores.";
+    const MIN_LENGTH: usize = 1;
+    const MAX_LENGTH: usize = 64;
+    fn accepts(s: &str) -> bool {
+        valid_field_name(s)
     }
 }
 

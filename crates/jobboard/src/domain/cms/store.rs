@@ -78,8 +78,9 @@ pub(super) async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<He
     })
 }
 
-/// A page of items (position ascending, then newest) and the total count.
-pub(super) async fn list_items(
+/// A page of a collection's items (position ascending, then newest first) and how many
+/// the filter matches.
+pub async fn list_items(
     db: &Db,
     org_id: i64,
     collection_id: Uuid,

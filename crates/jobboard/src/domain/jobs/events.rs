@@ -20,12 +20,9 @@ pub struct JobBrief {
 /// `job.created` (and, with `changed`, `job.updated`): the job, where it is and its URL.
 #[derive(Debug, Serialize)]
 pub struct JobDetail {
-    #[serde(skip)]
-    event: &'static str,
-    pub job_id: Uuid,
-    pub title: String,
-    pub company_name: String,
-    pub status: JobStatus,
+    /// The fields of [`JobBrief`], first.
+    #[serde(flatten)]
+    pub brief: JobBrief,
     pub location: Option<String>,
     pub slug: String,
     pub url: String,
@@ -52,7 +49,7 @@ impl Event for JobBrief {
 
 impl Event for JobDetail {
     fn event_type(&self) -> &'static str {
-        self.event
+        self.brief.event
     }
 }
 
@@ -74,11 +71,7 @@ fn brief(event: &'static str, job: &Job) -> JobBrief {
 
 fn detail(event: &'static str, job: &Job, changed: Option<Vec<&'static str>>) -> JobDetail {
     JobDetail {
-        event,
-        job_id: job.id,
-        title: job.title.clone(),
-        company_name: job.company_name.clone(),
-        status: job.status,
+        brief: brief(event, job),
         location: job.location.clone(),
         slug: job.slug.clone(),
         url: url_of(&job.slug),

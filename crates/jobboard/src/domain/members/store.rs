@@ -10,7 +10,7 @@ use super::{
     payment,
 };
 use crate::{
-    db::{Db, DbResult, StoreError, Tx, events as outbox},
+    db::{self, Db, DbResult, StoreError, Tx, events as outbox},
     dispatch, dispatch_tx,
     domain::{
         Error, Result, Ts, links,
@@ -105,13 +105,13 @@ async fn write_member(
             let mut m = member::updated(&stored, req);
             if m != stored {
                 m.updated_at = now;
-                update_member(tx, &m).await?;
+                save_member(tx, &m).await?;
             }
             Ok((m, false))
         }
         None => {
             let m = member::created(org_id, req, now);
-            insert_member(tx, &m).await?;
+            save_member(tx, &m).await?;
             Ok((m, true))
         }
     }
@@ -142,11 +142,11 @@ async fn write_access(
         newly_canceled,
     } = access::apply(&stored, created, plan, a, now)?;
     if created {
-        insert_access(tx, &r).await?;
+        save_access(tx, &r).await?;
         outbox::emit_event(tx, org_id, &events::subscription_created(&r)).await?;
     } else if r != stored {
         r.updated_at = now;
-        update_access(tx, &r).await?;
+        save_access(tx, &r).await?;
     }
     if newly_canceled && !created {
         outbox::emit_event(tx, org_id, &events::subscription_canceled(&r)).await?;
@@ -185,10 +185,10 @@ async fn write_payment(
     let stored = existing.unwrap_or_else(|| payment::fresh(org_id, user_id, p, now));
     let mut r = payment::apply(&stored, p, access_plan);
     if created {
-        insert_payment(tx, &r).await?;
+        save_payment(tx, &r).await?;
     } else if r != stored {
         r.updated_at = now;
-        update_payment(tx, &r).await?;
+        save_payment(tx, &r).await?;
     }
     if payment::received(created, &stored, &r) {
         outbox::emit_event(tx, org_id, &events::payment_received(&r)).await?;
@@ -223,13 +223,32 @@ async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Opti
     })
 }
 
-async fn insert_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
+/// The stored columns of a member, in binding order.
+const MEMBER_STORED: &[&str] = &[
+    "id",
+    "org_id",
+    "email",
+    "email_lower",
+    "name",
+    "role",
+    "approval_status",
+    "profile_picture",
+    "description",
+    "custom_fields",
+    "created_at",
+    "updated_at",
+];
+
+/// Stores a member, new or changed.
+async fn save_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
+    let sql = db::upsert_statement(
+        "members",
+        "org_id, id",
+        MEMBER_STORED,
+        &["id", "org_id", "created_at"],
+    );
     dispatch_tx!(tx, t => {
-        sqlx::query(
-            "INSERT INTO members (id, org_id, email, email_lower, name, role, approval_status,
-                 profile_picture, description, custom_fields, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
+        sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(m.id)
         .bind(m.organization_id)
         .bind(&m.email)
@@ -241,30 +260,6 @@ async fn insert_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
         .bind(&m.description)
         .bind(&m.custom_fields)
         .bind(m.created_at)
-        .bind(m.updated_at)
-        .execute(&mut **t)
-        .await?;
-    });
-    Ok(())
-}
-
-async fn update_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
-    dispatch_tx!(tx, t => {
-        sqlx::query(
-            "UPDATE members SET email = $3, email_lower = $4, name = $5, role = $6, approval_status = $7,
-                 profile_picture = $8, description = $9, custom_fields = $10, updated_at = $11
-             WHERE org_id = $1 AND id = $2",
-        )
-        .bind(m.organization_id)
-        .bind(m.id)
-        .bind(&m.email)
-        .bind(links::email_identity(&m.email))
-        .bind(&m.name)
-        .bind(m.role)
-        .bind(m.approval_status)
-        .bind(&m.profile_picture)
-        .bind(&m.description)
-        .bind(&m.custom_fields)
         .bind(m.updated_at)
         .execute(&mut **t)
         .await?;
@@ -315,14 +310,34 @@ async fn access_by_plan(
     })
 }
 
-async fn insert_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
+/// The stored columns of an access record, in binding order.
+const ACCESS_STORED: &[&str] = &[
+    "id",
+    "org_id",
+    "user_id",
+    "plan_id",
+    "status",
+    "processor_subscription_id",
+    "current_period_start",
+    "current_period_end",
+    "cancel_at",
+    "canceled_at",
+    "jobs_remaining",
+    "metadata",
+    "created_at",
+    "updated_at",
+];
+
+/// Stores an access record, new or changed.
+async fn save_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
+    let sql = db::upsert_statement(
+        "member_access",
+        "id",
+        ACCESS_STORED,
+        &["id", "org_id", "user_id", "created_at"],
+    );
     dispatch_tx!(tx, t => {
-        sqlx::query(
-            "INSERT INTO member_access (id, org_id, user_id, plan_id, status, processor_subscription_id,
-                 current_period_start, current_period_end, cancel_at, canceled_at, jobs_remaining,
-                 metadata, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )
+        sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(r.id)
         .bind(r.organization_id)
         .bind(r.user_id)
@@ -336,32 +351,6 @@ async fn insert_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
         .bind(r.jobs_remaining)
         .bind(&r.metadata)
         .bind(r.created_at)
-        .bind(r.updated_at)
-        .execute(&mut **t)
-        .await?;
-    });
-    Ok(())
-}
-
-async fn update_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
-    dispatch_tx!(tx, t => {
-        sqlx::query(
-            "UPDATE member_access SET plan_id = $3, status = $4, processor_subscription_id = $5,
-                 current_period_start = $6, current_period_end = $7, cancel_at = $8, canceled_at = $9,
-                 jobs_remaining = $10, metadata = $11, updated_at = $12
-             WHERE org_id = $1 AND id = $2",
-        )
-        .bind(r.organization_id)
-        .bind(r.id)
-        .bind(r.plan_id)
-        .bind(r.status)
-        .bind(&r.processor_subscription_id)
-        .bind(r.current_period_start)
-        .bind(r.current_period_end)
-        .bind(r.cancel_at)
-        .bind(r.canceled_at)
-        .bind(r.jobs_remaining)
-        .bind(&r.metadata)
         .bind(r.updated_at)
         .execute(&mut **t)
         .await?;
@@ -399,14 +388,34 @@ async fn payment_by(
     })
 }
 
-async fn insert_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
+/// The stored columns of a payment, in binding order.
+const PAYMENT_STORED: &[&str] = &[
+    "id",
+    "org_id",
+    "user_id",
+    "job_id",
+    "plan_id",
+    "amount",
+    "currency",
+    "status",
+    "payment_provider",
+    "processor_session_id",
+    "processor_payment_intent_id",
+    "metadata",
+    "created_at",
+    "updated_at",
+];
+
+/// Stores a payment, new or changed.
+async fn save_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
+    let sql = db::upsert_statement(
+        "payments",
+        "id",
+        PAYMENT_STORED,
+        &["id", "org_id", "user_id", "created_at"],
+    );
     dispatch_tx!(tx, t => {
-        sqlx::query(
-            "INSERT INTO payments (id, org_id, user_id, job_id, plan_id, amount, currency, status,
-                 payment_provider, processor_session_id, processor_payment_intent_id, metadata,
-                 created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )
+        sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(r.id)
         .bind(r.organization_id)
         .bind(r.user_id)
@@ -420,32 +429,6 @@ async fn insert_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
         .bind(&r.processor_payment_intent_id)
         .bind(&r.metadata)
         .bind(r.created_at)
-        .bind(r.updated_at)
-        .execute(&mut **t)
-        .await?;
-    });
-    Ok(())
-}
-
-async fn update_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
-    dispatch_tx!(tx, t => {
-        sqlx::query(
-            "UPDATE payments SET job_id = $3, plan_id = $4, amount = $5, currency = $6, status = $7,
-                 payment_provider = $8, processor_session_id = $9, processor_payment_intent_id = $10,
-                 metadata = $11, updated_at = $12
-             WHERE org_id = $1 AND id = $2",
-        )
-        .bind(r.organization_id)
-        .bind(r.id)
-        .bind(r.job_id)
-        .bind(r.plan_id)
-        .bind(r.amount)
-        .bind(&r.currency)
-        .bind(r.status)
-        .bind(r.payment_provider)
-        .bind(&r.processor_session_id)
-        .bind(&r.processor_payment_intent_id)
-        .bind(&r.metadata)
         .bind(r.updated_at)
         .execute(&mut **t)
         .await?;

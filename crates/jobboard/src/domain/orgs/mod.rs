@@ -15,7 +15,7 @@ use crate::{
     db::Db,
     domain::{
         Error, Input, Result, Ts,
-        kind::{Check, Flag, Kind, Link, Text, Trimmed, type_error},
+        kind::{Check, Flag, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
     },
     request,
 };
@@ -89,31 +89,20 @@ impl Kind for HostName {
 }
 
 /// A colour written `#rrggbb` (kept lower-case).
-pub struct HexColor;
+pub type HexColor = Matching<HexColorRule>;
 
-impl Kind for HexColor {
-    type Value = String;
-    fn parse(v: &Value) -> Check<String> {
-        let s = v
-            .as_str()
-            .ok_or_else(|| type_error("a colour string"))?
-            .trim();
-        let ok =
-            s.len() == 7 && s.starts_with('#') && s[1..].bytes().all(|b| b.is_ascii_hexdigit());
-        if ok {
-            Ok(s.to_ascii_lowercase())
-        } else {
-            Err((
-                "invalid_format",
-                "Must be a colour written #rrggbb, e.g. #1d4ed8.".into(),
-            ))
-        }
+pub struct HexColorRule;
+
+impl TextRule for HexColorRule {
+    const PATTERN: &'static str = "^#[0-9A-Fa-f]{6}$";
+    const MESSAGE: &'static str = "Must be a colour written #rrggbb, e.g. #1d4ed8.";
+    const MIN_LENGTH: usize = 7;
+    const MAX_LENGTH: usize = 7;
+    fn accepts(s: &str) -> bool {
+        s.len() == 7 && s.starts_with('#') && s[1..].bytes().all(|b| b.is_ascii_hexdigit())
     }
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some("^#[0-9A-Fa-f]{6}$"))
-            .into()
+    fn normalize(s: &str) -> String {
+        s.trim().to_ascii_lowercase()
     }
 }
 

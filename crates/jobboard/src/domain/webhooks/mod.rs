@@ -17,6 +17,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 pub use model::*;
+pub use store::subscriptions::upsert;
 pub use store::{
     claims::{claim, fan_out, release, release_all},
     deliveries::{next_due, pending_count, record},
@@ -55,7 +56,7 @@ pub async fn create(
     let secret = sub
         .secret
         .filter(|_| sub.target_type == TargetType::Webhook);
-    upsert(
+    Ok(upsert(
         db,
         org_id,
         sub.event,
@@ -63,20 +64,7 @@ pub async fn create(
         &sub.target_url,
         secret.as_deref(),
     )
-    .await
-}
-
-/// Stores a subscription its caller checked itself (the storage path of [`create`],
-/// without the checks of the body and of the target's address).
-pub async fn upsert(
-    db: &Db,
-    org_id: i64,
-    event: EventName,
-    target_type: TargetType,
-    target_url: &str,
-    secret: Option<&str>,
-) -> Result<(Subscription, bool)> {
-    Ok(store::subscriptions::upsert(db, org_id, event, target_type, target_url, secret).await?)
+    .await?)
 }
 
 /// The organization's subscriptions, newest first.
