@@ -274,6 +274,37 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// Stores one row in `$tx`, new or changed, with one statement: each column named once
+/// beside the value bound to it (see [`upsert_statement`]); the columns after `keep`
+/// are written on insert only.
+///
+/// ```ignore
+/// save_row!(tx, "members", conflict "org_id, id", keep [id, org_id, created_at], {
+///     id: m.id, org_id: m.organization_id, email: &m.email, ...
+/// });
+/// ```
+#[macro_export]
+macro_rules! save_row {
+    ($tx:expr, $table:literal, conflict $conflict:literal, keep [$($kept:ident),*], {
+        $($col:ident : $value:expr),+ $(,)?
+    }) => {{
+        let sql = $crate::db::upsert_statement(
+            $table,
+            $conflict,
+            &[$(stringify!($col)),+],
+            &[$(stringify!($kept)),*],
+        );
+        $crate::dispatch_tx!($tx, t => {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                $(.bind($value))+
+                .execute(&mut **t)
+                .await
+                .map(|_| ())
+                .map_err($crate::db::StoreError::from)
+        })
+    }};
+}
+
 /// `INSERT INTO table (columns) VALUES ($1, ...) ON CONFLICT (conflict) DO UPDATE SET` every
 /// column but those of `kept` to its new value: one statement, and one column list, that
 /// stores a row whether or not it exists yet.

@@ -10,12 +10,13 @@ use super::{
     payment,
 };
 use crate::{
-    db::{self, Db, DbResult, StoreError, Tx, events as outbox},
+    db::{Db, DbResult, StoreError, Tx, events as outbox},
     dispatch, dispatch_tx,
     domain::{
         Error, Result, Ts, links,
         plans::{Plan, store as plans},
     },
+    save_row,
 };
 
 const MEMBER_COLUMNS: &str = "id, org_id AS organization_id, email, name, role, approval_status, \
@@ -223,48 +224,22 @@ async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Opti
     })
 }
 
-/// The stored columns of a member, in binding order.
-const MEMBER_STORED: &[&str] = &[
-    "id",
-    "org_id",
-    "email",
-    "email_lower",
-    "name",
-    "role",
-    "approval_status",
-    "profile_picture",
-    "description",
-    "custom_fields",
-    "created_at",
-    "updated_at",
-];
-
 /// Stores a member, new or changed.
 async fn save_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
-    let sql = db::upsert_statement(
-        "members",
-        "org_id, id",
-        MEMBER_STORED,
-        &["id", "org_id", "created_at"],
-    );
-    dispatch_tx!(tx, t => {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(m.id)
-        .bind(m.organization_id)
-        .bind(&m.email)
-        .bind(links::email_identity(&m.email))
-        .bind(&m.name)
-        .bind(m.role)
-        .bind(m.approval_status)
-        .bind(&m.profile_picture)
-        .bind(&m.description)
-        .bind(&m.custom_fields)
-        .bind(m.created_at)
-        .bind(m.updated_at)
-        .execute(&mut **t)
-        .await?;
-    });
-    Ok(())
+    save_row!(tx, "members", conflict "org_id, id", keep [id, org_id, created_at], {
+        id: m.id,
+        org_id: m.organization_id,
+        email: &m.email,
+        email_lower: links::email_identity(&m.email),
+        name: &m.name,
+        role: m.role,
+        approval_status: m.approval_status,
+        profile_picture: &m.profile_picture,
+        description: &m.description,
+        custom_fields: &m.custom_fields,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+    })
 }
 
 async fn access_by_subscription(tx: &mut Tx, org_id: i64, sub: &str) -> DbResult<Option<Access>> {
@@ -310,52 +285,24 @@ async fn access_by_plan(
     })
 }
 
-/// The stored columns of an access record, in binding order.
-const ACCESS_STORED: &[&str] = &[
-    "id",
-    "org_id",
-    "user_id",
-    "plan_id",
-    "status",
-    "processor_subscription_id",
-    "current_period_start",
-    "current_period_end",
-    "cancel_at",
-    "canceled_at",
-    "jobs_remaining",
-    "metadata",
-    "created_at",
-    "updated_at",
-];
-
 /// Stores an access record, new or changed.
 async fn save_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
-    let sql = db::upsert_statement(
-        "member_access",
-        "id",
-        ACCESS_STORED,
-        &["id", "org_id", "user_id", "created_at"],
-    );
-    dispatch_tx!(tx, t => {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(r.id)
-        .bind(r.organization_id)
-        .bind(r.user_id)
-        .bind(r.plan_id)
-        .bind(r.status)
-        .bind(&r.processor_subscription_id)
-        .bind(r.current_period_start)
-        .bind(r.current_period_end)
-        .bind(r.cancel_at)
-        .bind(r.canceled_at)
-        .bind(r.jobs_remaining)
-        .bind(&r.metadata)
-        .bind(r.created_at)
-        .bind(r.updated_at)
-        .execute(&mut **t)
-        .await?;
-    });
-    Ok(())
+    save_row!(tx, "member_access", conflict "id", keep [id, org_id, user_id, created_at], {
+        id: r.id,
+        org_id: r.organization_id,
+        user_id: r.user_id,
+        plan_id: r.plan_id,
+        status: r.status,
+        processor_subscription_id: &r.processor_subscription_id,
+        current_period_start: r.current_period_start,
+        current_period_end: r.current_period_end,
+        cancel_at: r.cancel_at,
+        canceled_at: r.canceled_at,
+        jobs_remaining: r.jobs_remaining,
+        metadata: &r.metadata,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    })
 }
 
 /// True when `id` is a job of this organization (checked inside the sync's transaction).
@@ -388,52 +335,24 @@ async fn payment_by(
     })
 }
 
-/// The stored columns of a payment, in binding order.
-const PAYMENT_STORED: &[&str] = &[
-    "id",
-    "org_id",
-    "user_id",
-    "job_id",
-    "plan_id",
-    "amount",
-    "currency",
-    "status",
-    "payment_provider",
-    "processor_session_id",
-    "processor_payment_intent_id",
-    "metadata",
-    "created_at",
-    "updated_at",
-];
-
 /// Stores a payment, new or changed.
 async fn save_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
-    let sql = db::upsert_statement(
-        "payments",
-        "id",
-        PAYMENT_STORED,
-        &["id", "org_id", "user_id", "created_at"],
-    );
-    dispatch_tx!(tx, t => {
-        sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(r.id)
-        .bind(r.organization_id)
-        .bind(r.user_id)
-        .bind(r.job_id)
-        .bind(r.plan_id)
-        .bind(r.amount)
-        .bind(&r.currency)
-        .bind(r.status)
-        .bind(r.payment_provider)
-        .bind(&r.processor_session_id)
-        .bind(&r.processor_payment_intent_id)
-        .bind(&r.metadata)
-        .bind(r.created_at)
-        .bind(r.updated_at)
-        .execute(&mut **t)
-        .await?;
-    });
-    Ok(())
+    save_row!(tx, "payments", conflict "id", keep [id, org_id, user_id, created_at], {
+        id: r.id,
+        org_id: r.organization_id,
+        user_id: r.user_id,
+        job_id: r.job_id,
+        plan_id: r.plan_id,
+        amount: r.amount,
+        currency: &r.currency,
+        status: r.status,
+        payment_provider: r.payment_provider,
+        processor_session_id: &r.processor_session_id,
+        processor_payment_intent_id: &r.processor_payment_intent_id,
+        metadata: &r.metadata,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    })
 }
 
 /// Every member of an organization, oldest first.
