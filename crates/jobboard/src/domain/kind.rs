@@ -55,6 +55,22 @@ fn string_schema(min: usize, max: usize) -> ObjectBuilder {
     }
 }
 
+/// The pattern of text without NUL characters (PostgreSQL cannot store them).
+pub const NO_NUL: &str = "^[^\\u0000]*$";
+
+/// The pattern of text that is not blank: some character other than NUL and the ASCII
+/// white space [`trim_blank`] removes.
+pub const NOT_BLANK: &str = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r ][^\\u0000]*$";
+
+/// Blank text is made of these: ASCII white space (the same set on every side of the
+/// API, and as the document's patterns say).
+const BLANK: &[char] = &[' ', '\t', '\n', '\u{b}', '\u{c}', '\r'];
+
+/// `s` without surrounding blanks.
+pub fn trim_blank(s: &str) -> &str {
+    s.trim_matches(BLANK)
+}
+
 /// A string of `min..=max` characters without NUL characters.
 pub fn check_string(v: &Value, min: usize, max: usize) -> Check<String> {
     let s = v.as_str().ok_or_else(|| type_error("a string"))?;
@@ -84,7 +100,7 @@ impl<const MIN: usize, const MAX: usize> Kind for Text<MIN, MAX> {
         check_string(v, MIN, MAX)
     }
     fn schema() -> RefOr<Schema> {
-        string_schema(MIN, MAX).into()
+        string_schema(MIN, MAX).pattern(Some(NO_NUL)).into()
     }
 }
 
@@ -96,13 +112,15 @@ impl<const MIN: usize, const MAX: usize> Kind for Trimmed<MIN, MAX> {
     type Value = String;
     fn parse(v: &Value) -> Check<String> {
         let s = check_string(v, MIN, MAX)?;
-        if s.trim().is_empty() {
+        if trim_blank(&s).is_empty() {
             return Err(("too_short", "Must not be blank.".into()));
         }
-        Ok(s.trim().to_string())
+        Ok(trim_blank(&s).to_string())
     }
     fn schema() -> RefOr<Schema> {
-        string_schema(MIN.max(1), MAX).pattern(Some(r"\S")).into()
+        string_schema(MIN.max(1), MAX)
+            .pattern(Some(NOT_BLANK))
+            .into()
     }
 }
 
@@ -113,10 +131,10 @@ pub struct Line<const MAX: usize>;
 impl<const MAX: usize> Kind for Line<MAX> {
     type Value = String;
     fn parse(v: &Value) -> Check<String> {
-        Ok(check_string(v, 0, MAX)?.trim().to_string())
+        Ok(trim_blank(&check_string(v, 0, MAX)?).to_string())
     }
     fn schema() -> RefOr<Schema> {
-        string_schema(0, MAX).into()
+        string_schema(0, MAX).pattern(Some(NO_NUL)).into()
     }
     fn is_blank(v: &String) -> bool {
         v.is_empty()
