@@ -1,5 +1,6 @@
-//! Address ranges: what the settings (`trusted_proxies`, the webhook allow-list) and the
-//! webhook address policy share. It depends on nothing else of the program, so both can
+//! Address ranges and the client address behind trusted proxies: what the settings
+//! (`trusted_proxies`, the webhook allow-list), the API, the pages and the
+//! webhook address policy share. It depends on nothing else of the program, so all can
 //! import it.
 
 use std::net::IpAddr;
@@ -87,4 +88,46 @@ mod tests {
         assert_eq!(canonical(ip("::ffff:127.0.0.1")), ip("127.0.0.1"));
         assert_eq!(canonical(ip("::1")), ip("::1"));
     }
+}
+
+/// The client's address: the TCP peer; or, when the peer is a trusted proxy, the
+/// right-most address of `X-Forwarded-For` that is not itself a trusted proxy (the
+/// addresses left of it could be written by anyone). An entry that is not an address
+/// stops the walk at the last trusted hop.
+pub fn client_ip(
+    extensions: &axum::http::Extensions,
+    headers: &axum::http::HeaderMap,
+    trusted: &[Cidr],
+) -> Option<std::net::IpAddr> {
+    let peer = extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip())?;
+    let is_trusted = |ip: std::net::IpAddr| trusted.iter().any(|c| c.contains(ip));
+    if !is_trusted(peer) {
+        return Some(peer);
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let mut client = peer;
+    for hop in hops.into_iter().rev() {
+        let Some(ip) = parse_hop(hop) else { break };
+        client = ip;
+        if !is_trusted(ip) {
+            break;
+        }
+    }
+    Some(client)
+}
+
+/// `1.2.3.4`, `1.2.3.4:80`, `::1` or `[::1]:80`.
+fn parse_hop(s: &str) -> Option<std::net::IpAddr> {
+    if let Ok(ip) = s.parse() {
+        return Some(ip);
+    }
+    s.parse::<std::net::SocketAddr>().ok().map(|a| a.ip())
 }

@@ -101,7 +101,7 @@ pub(super) async fn refuse_credentials(app: &AppState, ip: &str, error: ApiError
 
 /// The client address that failed authentications are counted against.
 pub(super) fn client_key(app: &AppState, req: &Request) -> String {
-    super::extract::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies)
+    crate::net::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies)
         .map_or_else(|| "unknown".into(), |ip| ip.to_string())
 }
 

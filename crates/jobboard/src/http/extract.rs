@@ -179,7 +179,7 @@ pub fn path_id(raw: &str, resource: &str) -> ApiResult<Uuid> {
     parse_uuid(raw).ok_or_else(|| ApiError::not_found(resource))
 }
 
-/// The client's address (see [`client_ip`]).
+/// The client's address (see [`crate::net::client_ip`]).
 pub struct ClientAddr(pub Option<std::net::IpAddr>);
 
 impl FromRequestParts<crate::app::AppState> for ClientAddr {
@@ -189,52 +189,10 @@ impl FromRequestParts<crate::app::AppState> for ClientAddr {
         parts: &mut Parts,
         app: &crate::app::AppState,
     ) -> Result<Self, Self::Rejection> {
-        Ok(ClientAddr(client_ip(
+        Ok(ClientAddr(crate::net::client_ip(
             &parts.extensions,
             &parts.headers,
             &app.config.trusted_proxies,
         )))
     }
-}
-
-/// The client's address: the TCP peer; or, when the peer is a trusted proxy, the
-/// right-most address of `X-Forwarded-For` that is not itself a trusted proxy (the
-/// addresses left of it could be written by anyone). An entry that is not an address
-/// stops the walk at the last trusted hop.
-pub fn client_ip(
-    extensions: &axum::http::Extensions,
-    headers: &axum::http::HeaderMap,
-    trusted: &[crate::net::Cidr],
-) -> Option<std::net::IpAddr> {
-    let peer = extensions
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip())?;
-    let is_trusted = |ip: std::net::IpAddr| trusted.iter().any(|c| c.contains(ip));
-    if !is_trusted(peer) {
-        return Some(peer);
-    }
-    let hops: Vec<&str> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let mut client = peer;
-    for hop in hops.into_iter().rev() {
-        let Some(ip) = parse_hop(hop) else { break };
-        client = ip;
-        if !is_trusted(ip) {
-            break;
-        }
-    }
-    Some(client)
-}
-
-/// `1.2.3.4`, `1.2.3.4:80`, `::1` or `[::1]:80`.
-fn parse_hop(s: &str) -> Option<std::net::IpAddr> {
-    if let Ok(ip) = s.parse() {
-        return Some(ip);
-    }
-    s.parse::<std::net::SocketAddr>().ok().map(|a| a.ip())
 }

@@ -119,7 +119,7 @@ impl FromRequestParts<AppState> for Site {
         let Some(Board { org, version }) = orgs::board_for_host(&app.db, &host).await? else {
             return Err(PageError::not_found());
         };
-        let client = crate::http::extract::client_ip(
+        let client = crate::net::client_ip(
             &parts.extensions,
             &parts.headers,
             &app.config.trusted_proxies,
