@@ -60,36 +60,6 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ip(s: &str) -> IpAddr {
-        s.parse().unwrap()
-    }
-
-    #[test]
-    fn cidrs() {
-        let c = Cidr::parse("10.1.0.0/16").unwrap();
-        assert!(c.contains(ip("10.1.200.3")));
-        assert!(c.contains(ip("::ffff:10.1.0.9")));
-        assert!(!c.contains(ip("10.2.0.1")));
-        let c6 = Cidr::parse("fd00::/8").unwrap();
-        assert!(c6.contains(ip("fd12::1")));
-        assert!(!c6.contains(ip("fe80::1")));
-        assert!(Cidr::parse("10.0.0.0/33").is_none());
-        assert!(Cidr::parse("nope").is_none());
-        assert!(Cidr::parse("127.0.0.1").unwrap().contains(ip("127.0.0.1")));
-        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(ip("127.0.0.1")));
-    }
-
-    #[test]
-    fn mapped_addresses_are_their_ipv4_address() {
-        assert_eq!(canonical(ip("::ffff:127.0.0.1")), ip("127.0.0.1"));
-        assert_eq!(canonical(ip("::1")), ip("::1"));
-    }
-}
-
 /// The client's address: the TCP peer; or, when the peer is a trusted proxy, the
 /// right-most address of `X-Forwarded-For` that is not itself a trusted proxy (the
 /// addresses left of it could be written by anyone). An entry that is not an address
@@ -130,4 +100,34 @@ fn parse_hop(s: &str) -> Option<std::net::IpAddr> {
         return Some(ip);
     }
     s.parse::<std::net::SocketAddr>().ok().map(|a| a.ip())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn cidrs() {
+        let c = Cidr::parse("10.1.0.0/16").unwrap();
+        assert!(c.contains(ip("10.1.200.3")));
+        assert!(c.contains(ip("::ffff:10.1.0.9")));
+        assert!(!c.contains(ip("10.2.0.1")));
+        let c6 = Cidr::parse("fd00::/8").unwrap();
+        assert!(c6.contains(ip("fd12::1")));
+        assert!(!c6.contains(ip("fe80::1")));
+        assert!(Cidr::parse("10.0.0.0/33").is_none());
+        assert!(Cidr::parse("nope").is_none());
+        assert!(Cidr::parse("127.0.0.1").unwrap().contains(ip("127.0.0.1")));
+        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(ip("127.0.0.1")));
+    }
+
+    #[test]
+    fn mapped_addresses_are_their_ipv4_address() {
+        assert_eq!(canonical(ip("::ffff:127.0.0.1")), ip("127.0.0.1"));
+        assert_eq!(canonical(ip("::1")), ip("::1"));
+    }
 }
