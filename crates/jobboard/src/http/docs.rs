@@ -62,8 +62,19 @@ Rate limits per key: 100 reads (GET) and 30 writes (POST, PATCH, DELETE) per min
 `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; a `429` carries `Retry-After`. \
 Request bodies are JSON objects of at most 1 MiB; unknown fields are rejected.",
         version = env!("CARGO_PKG_VERSION"),
+        contact(name = "The operator of this job board"),
     ),
     servers((url = "/api", description = "This server")),
+    tags(
+        (name = "jobs", description = "Job posts: list and search the live ones, create, change, approve, expire and delete."),
+        (name = "categories", description = "The organization's job categories."),
+        (name = "members", description = "Members of the board, synced from a membership platform, with their access records (subscriptions) and payments."),
+        (name = "plans", description = "What members subscribe to."),
+        (name = "applications", description = "Applications to jobs and their review status."),
+        (name = "cms", description = "CMS collections with a schema, and their items, published in time windows."),
+        (name = "webhooks", description = "Subscriptions to events, delivered signed and retried, with their delivery log."),
+        (name = "analytics", description = "Page views, job views and apply clicks of the board, and the figures read from them."),
+    ),
     components(schemas(Error, ErrorObject, Pagination)),
 )]
 struct ApiDoc;
