@@ -36,6 +36,8 @@ pub struct App {
     key_usage: Mutex<HashMap<Uuid, Ts>>,
     /// The key that signs anti-forgery tokens of forms (shared by every node).
     form_key: tokio::sync::OnceCell<Vec<u8>>,
+    /// The time of the dashboard's sessions, sign-in limits and setup links.
+    pub clock: crate::clock::Clock,
 }
 
 pub type AppState = Arc<App>;
@@ -78,6 +80,7 @@ impl App {
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
             form_key: tokio::sync::OnceCell::new(),
+            clock: crate::clock::Clock::default(),
         })
     }
 

@@ -35,6 +35,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(8, "0008_job_list_versions"),
     migration!(10, "0010_mail"),
     migration!(12, "0012_board"),
+    migration!(14, "0014_dashboard"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -12,12 +12,15 @@ pub mod events;
 pub mod html;
 pub mod input;
 pub mod jobs;
+pub mod keys;
 pub mod kind;
 pub mod links;
 pub mod model;
 pub mod orgs;
 pub mod query;
 pub mod request;
+pub mod sessions;
+pub mod users;
 pub mod values;
 
 pub use error::{Error, FieldError, Result};
