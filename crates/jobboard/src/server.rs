@@ -6,7 +6,7 @@ use std::{future::Future, net::SocketAddr, time::Duration};
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 
 pub use crate::{
-    app::{App, AppState, bootstrap},
+    app::{App, AppState, Bootstrapped, bootstrap},
     periodic::every,
 };
 

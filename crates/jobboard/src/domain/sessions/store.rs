@@ -39,9 +39,9 @@ pub(super) async fn find(
     now: Ts,
     idle_since: Ts,
 ) -> DbResult<Option<SignedIn>> {
-    // The writer on SQLite: a session started a moment ago must be found (the readers
-    // are other connections), and an ended one never again.
-    Ok(dispatch!(db.writer(), p => {
+    // Read on every dashboard request: an ended session is refused from the next one on
+    // (each read sees every commit made before it began).
+    Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(
             "SELECT s.id_hash, s.user_id, s.org_id, s.last_seen_at, s.expires_at, u.email, o.name AS org_name \
              FROM dashboard_sessions s \

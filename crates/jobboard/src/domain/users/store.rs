@@ -67,8 +67,7 @@ pub(super) async fn delete(db: &Db, org_id: Option<i64>, id: Uuid) -> DbResult<O
 
 /// The user whose email has this identity, with its password hash.
 pub(super) async fn credentials(db: &Db, identity: &str) -> DbResult<Option<Credentials>> {
-    // The writer: a sign-in right after a password change must see the new hash.
-    Ok(dispatch!(db.writer(), p => {
+    Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(
             "SELECT id, org_id, email, created_at, last_login_at, password_hash \
              FROM dashboard_users WHERE email_identity = $1",
@@ -81,7 +80,7 @@ pub(super) async fn credentials(db: &Db, identity: &str) -> DbResult<Option<Cred
 
 /// The password hash of user `id` of `org_id`.
 pub(super) async fn password_hash(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<String>> {
-    Ok(dispatch!(db.writer(), p => {
+    Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT password_hash FROM dashboard_users WHERE id = $1 AND org_id = $2")
             .bind(id)
             .bind(org_id)
@@ -153,7 +152,7 @@ pub(super) async fn insert_link(
 
 /// The organization of the unused, unexpired link with this hash.
 pub(super) async fn link_org(db: &Db, hash: &[u8], now: Ts) -> DbResult<Option<i64>> {
-    Ok(dispatch!(db.writer(), p => {
+    Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar(
             "SELECT org_id FROM dashboard_setup_tokens WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2",
         )
