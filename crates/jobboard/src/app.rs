@@ -37,6 +37,8 @@ pub struct App {
     key_usage: Mutex<HashMap<Uuid, Ts>>,
     /// The key that signs anti-forgery tokens of forms (shared by every node).
     form_key: tokio::sync::OnceCell<Vec<u8>>,
+    /// The time of the dashboard's sessions, sign-in limits and setup links.
+    pub clock: crate::clock::Clock,
 }
 
 pub type AppState = Arc<App>;
@@ -79,6 +81,7 @@ impl App {
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
             form_key: tokio::sync::OnceCell::new(),
+            clock: crate::clock::Clock::default(),
         })
     }
 
@@ -112,9 +115,19 @@ impl App {
     }
 }
 
-/// On a database without organizations, creates organization 1 and a key with every
-/// scope, and returns the key (to be shown once).
-pub async fn bootstrap(app: &App) -> anyhow::Result<Option<(i64, String)>> {
+/// What the first start of an empty database made: organization 1, a key with every
+/// scope and a one-time link to create the first staff user (both shown once).
+#[derive(Debug)]
+pub struct Bootstrapped {
+    pub org_id: i64,
+    pub key: String,
+    /// The token of the setup link (`/dashboard/setup/<token>`).
+    pub setup_token: String,
+}
+
+/// On a database without organizations, creates organization 1, a key with every scope
+/// and a setup link for the first staff user.
+pub async fn bootstrap(app: &App) -> anyhow::Result<Option<Bootstrapped>> {
     if orgs::count(&app.db).await? > 0 {
         return Ok(None);
     }
@@ -130,5 +143,16 @@ pub async fn bootstrap(app: &App) -> anyhow::Result<Option<(i64, String)>> {
         },
     )
     .await?;
-    Ok(Some((org.id, key)))
+    let setup_token = crate::domain::users::setup::create_link(
+        &app.db,
+        org.id,
+        app.clock.now(),
+        app.config.dashboard.setup_link_lifetime,
+    )
+    .await?;
+    Ok(Some(Bootstrapped {
+        org_id: org.id,
+        key,
+        setup_token,
+    }))
 }

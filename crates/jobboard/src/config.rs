@@ -34,6 +34,20 @@ pub struct Layer {
     pub webhooks: WebhookLayer,
     #[serde(default)]
     pub mail: crate::mail::MailLayer,
+    #[serde(default)]
+    pub dashboard: DashboardLayer,
+}
+
+/// The `[dashboard]` settings: sessions and sign-in limits, in seconds and counts.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DashboardLayer {
+    pub session_idle_timeout: Option<u64>,
+    pub session_lifetime: Option<u64>,
+    pub setup_link_lifetime: Option<u64>,
+    pub login_attempts_per_account: Option<u32>,
+    pub login_attempts_per_address: Option<u32>,
+    pub login_attempts_window: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -88,6 +102,16 @@ impl Layer {
             concurrency_per_target
         );
         self.mail = self.mail.overlay(&top.mail);
+        overlay!(
+            self.dashboard,
+            top.dashboard,
+            session_idle_timeout,
+            session_lifetime,
+            setup_link_lifetime,
+            login_attempts_per_account,
+            login_attempts_per_address,
+            login_attempts_window
+        );
         self
     }
 }
@@ -121,6 +145,8 @@ pub struct Config {
     pub trusted_proxies: Vec<crate::net::Cidr>,
     pub webhooks: WebhookConfig,
     pub mail: crate::mail::MailConfig,
+    /// Dashboard sessions and sign-in limits.
+    pub dashboard: crate::domain::sessions::Policy,
 }
 
 /// A secret setting: never printed by `Debug`, so a logged configuration cannot leak it.
@@ -269,8 +295,60 @@ impl Config {
                 concurrency_per_target: per_target,
             },
             mail: crate::mail::MailConfig::resolve(l.mail)?,
+            dashboard: resolve_dashboard(&l.dashboard)?,
         })
     }
+}
+
+fn resolve_dashboard(d: &DashboardLayer) -> anyhow::Result<crate::domain::sessions::Policy> {
+    let defaults = crate::domain::sessions::Policy::default();
+    let secs = |v: Option<u64>, default: Duration, name: &str| -> anyhow::Result<Duration> {
+        match v {
+            None => Ok(default),
+            Some(0) => anyhow::bail!("dashboard.{name} must be at least 1 second"),
+            Some(n) => Ok(Duration::from_secs(n)),
+        }
+    };
+    let count = |v: Option<u32>, default: u32, name: &str| -> anyhow::Result<u32> {
+        match v {
+            None => Ok(default),
+            Some(0) => anyhow::bail!("dashboard.{name} must be at least 1"),
+            Some(n) => Ok(n),
+        }
+    };
+    let policy = crate::domain::sessions::Policy {
+        idle: secs(
+            d.session_idle_timeout,
+            defaults.idle,
+            "session_idle_timeout",
+        )?,
+        lifetime: secs(d.session_lifetime, defaults.lifetime, "session_lifetime")?,
+        setup_link_lifetime: secs(
+            d.setup_link_lifetime,
+            defaults.setup_link_lifetime,
+            "setup_link_lifetime",
+        )?,
+        attempts_per_account: count(
+            d.login_attempts_per_account,
+            defaults.attempts_per_account,
+            "login_attempts_per_account",
+        )?,
+        attempts_per_address: count(
+            d.login_attempts_per_address,
+            defaults.attempts_per_address,
+            "login_attempts_per_address",
+        )?,
+        attempts_window: secs(
+            d.login_attempts_window,
+            defaults.attempts_window,
+            "login_attempts_window",
+        )?,
+    };
+    anyhow::ensure!(
+        policy.idle <= policy.lifetime,
+        "dashboard.session_idle_timeout must not exceed dashboard.session_lifetime"
+    );
+    Ok(policy)
 }
 
 #[cfg(test)]
@@ -335,6 +413,7 @@ mod tests {
         assert_eq!(c.metrics_listen, None);
         assert_eq!(c.metrics_token, None);
         assert_eq!(c.sqlite_synchronous, crate::db::Synchronous::Normal);
+        assert_eq!(c.dashboard, crate::domain::sessions::Policy::default());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod app;
 pub mod auth;
 pub mod cache;
+pub mod clock;
 pub mod coalesce;
 pub mod config;
 pub mod db;

@@ -6,7 +6,7 @@ use std::{future::Future, net::SocketAddr, time::Duration};
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 
 pub use crate::{
-    app::{App, AppState, bootstrap},
+    app::{App, AppState, Bootstrapped, bootstrap},
     periodic::every,
 };
 
@@ -148,7 +148,7 @@ async fn run_with(
 
 fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
-    // Housekeeping: key usage and rate-limit state.
+    // Housekeeping: key usage, rate-limit state, ended dashboard sessions.
     tasks.push(tokio::spawn(every(
         Duration::from_secs(15),
         stop.clone(),
@@ -160,6 +160,12 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
                     app.flush_key_usage().await;
                     if let Err(e) = app.limiter.prune().await {
                         tracing::warn!(error = ?e, "rate-limit prune failed");
+                    }
+                    let now = app.clock.now();
+                    if let Err(e) =
+                        crate::domain::sessions::purge(&app.db, now, &app.config.dashboard).await
+                    {
+                        tracing::warn!(error = ?e, "dashboard session purge failed");
                     }
                 }
             }

@@ -6,6 +6,7 @@ mod orgs;
 mod plans;
 mod serve;
 mod settings;
+mod users;
 
 use clap::{Parser, Subcommand};
 use jobboard::{
@@ -43,6 +44,9 @@ pub enum Command {
     /// Manage plans (what members subscribe to).
     #[command(subcommand)]
     Plans(plans::PlansCmd),
+    /// Manage the staff users who sign in to the dashboard.
+    #[command(subcommand)]
+    Users(users::UsersCmd),
     /// Print the OpenAPI document.
     Openapi,
     /// Print the commented default configuration.
@@ -69,6 +73,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Orgs(cmd) => orgs::run(&open(&config).await?, cmd).await,
         Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
+        Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,
     }
 }
 

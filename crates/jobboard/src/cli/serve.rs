@@ -38,9 +38,20 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let listen = config.listen;
     tracing::info!(database = %jobboard::db::redact_url(&config.database), "starting");
     let app = App::start(config).await?;
-    if let Some((org, key)) = server::bootstrap(&app).await? {
-        println!("Created organization {org} and its first API key (shown only this once):");
-        println!("{key}");
+    if let Some(first) = server::bootstrap(&app).await? {
+        // One write, whose failure (standard output closed) does not stop the server:
+        // whoever reads it may stop reading after the key.
+        let text = format!(
+            "Created organization {} and its first API key (shown only this once):\n{}\n\
+             Create the first dashboard user with this one-time link (valid for {}):\n{}\n",
+            first.org_id,
+            first.key,
+            lifetime(app.config.dashboard.setup_link_lifetime),
+            jobboard::web::dashboard::setup_url(&app.config, &first.setup_token)
+        );
+        let mut out = std::io::stdout().lock();
+        let _ = std::io::Write::write_all(&mut out, text.as_bytes());
+        let _ = std::io::Write::flush(&mut out);
     }
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!(address = %listener.local_addr()?, api = app.config.api, worker = app.config.worker,
@@ -64,4 +75,14 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
         println!("applied {m}");
     }
     Ok(())
+}
+
+/// A duration as people say it: "24 hours", "90 minutes".
+fn lifetime(d: std::time::Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        s if s % 3600 == 0 => format!("{} hour{}", s / 3600, if s == 3600 { "" } else { "s" }),
+        s if s % 60 == 0 => format!("{} minutes", s / 60),
+        s => format!("{s} seconds"),
+    }
 }

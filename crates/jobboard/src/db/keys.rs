@@ -140,6 +140,16 @@ pub async fn revoke(db: &Db, id: Uuid) -> DbResult<Option<ApiKey>> {
     })
 }
 
+/// Revokes key `id` of organization `org_id`; `None` when the organization has no such key.
+pub async fn revoke_in_org(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<ApiKey>> {
+    let sql = format!(
+        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND org_id = $2 RETURNING {COLUMNS}"
+    );
+    dispatch!(db.writer(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(org_id).bind(Ts::now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
+    })
+}
+
 /// Records when keys were last used; called in batches, never once per request.
 pub async fn touch(db: &Db, used: &[(Uuid, Ts)]) -> DbResult<()> {
     if used.is_empty() {

@@ -36,6 +36,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(10, "0010_mail"),
     migration!(11, "0011_member_email_identity"),
     migration!(12, "0012_board"),
+    migration!(14, "0014_dashboard"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -274,23 +274,25 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// Stores one row in `$tx`, new or changed, with one statement: each column named once
-/// beside the value bound to it (see [`upsert_statement`]); the columns after `keep`
-/// are written on insert only.
+/// Stores one row in `$tx` with one statement: each column named once beside the value
+/// bound to it (see [`upsert_statement`]); the columns after `keep` are written on insert
+/// only. When `$new` is true the row is inserted and a row already stored under the
+/// `conflict` key is a unique violation (so concurrent creations are told apart);
+/// otherwise the stored row is updated.
 ///
 /// ```ignore
-/// save_row!(tx, "members", conflict "org_id, id", keep [id, org_id, created_at], {
+/// save_row!(tx, "members", new created, conflict "org_id, id", keep [id, org_id, created_at], {
 ///     id: m.id, org_id: m.organization_id, email: &m.email, ...
 /// });
 /// ```
 #[macro_export]
 macro_rules! save_row {
-    ($tx:expr, $table:literal, conflict $conflict:literal, keep [$($kept:ident),*], {
+    ($tx:expr, $table:literal, new $new:expr, conflict $conflict:literal, keep [$($kept:ident),*], {
         $($col:ident : $value:expr),+ $(,)?
     }) => {{
         let sql = $crate::db::upsert_statement(
             $table,
-            $conflict,
+            (!$new).then_some($conflict),
             &[$(stringify!($col)),+],
             &[$(stringify!($kept)),*],
         );
@@ -305,22 +307,33 @@ macro_rules! save_row {
     }};
 }
 
-/// `INSERT INTO table (columns) VALUES ($1, ...) ON CONFLICT (conflict) DO UPDATE SET` every
-/// column but those of `kept` to its new value: one statement, and one column list, that
-/// stores a row whether or not it exists yet.
-pub fn upsert_statement(table: &str, conflict: &str, columns: &[&str], kept: &[&str]) -> String {
+/// `INSERT INTO table (columns) VALUES ($1, ...)`, and with a `conflict` key `ON CONFLICT
+/// (conflict) DO UPDATE SET` every column but those of `kept` to its new value: one column
+/// list for the insert and the update of a row.
+pub fn upsert_statement(
+    table: &str,
+    conflict: Option<&str>,
+    columns: &[&str],
+    kept: &[&str],
+) -> String {
     let marks: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
     let sets: Vec<String> = columns
         .iter()
         .filter(|c| !kept.contains(c))
         .map(|c| format!("{c} = excluded.{c}"))
         .collect();
-    format!(
-        "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({conflict}) DO UPDATE SET {}",
+    let insert = format!(
+        "INSERT INTO {table} ({}) VALUES ({})",
         columns.join(", "),
-        marks.join(", "),
-        sets.join(", ")
-    )
+        marks.join(", ")
+    );
+    match conflict {
+        Some(key) => format!(
+            "{insert} ON CONFLICT ({key}) DO UPDATE SET {}",
+            sets.join(", ")
+        ),
+        None => insert,
+    }
 }
 
 /// Appends ` IN ($a, $b, ...)` binding `ids` (which must not be empty).

@@ -16,6 +16,7 @@ pub mod html;
 pub mod input;
 pub mod integer;
 pub mod jobs;
+pub mod keys;
 pub mod kind;
 pub mod links;
 pub mod members;
@@ -24,6 +25,8 @@ pub mod orgs;
 pub mod plans;
 pub mod query;
 pub mod request;
+pub mod sessions;
+pub mod users;
 pub mod values;
 pub mod webhooks;
 

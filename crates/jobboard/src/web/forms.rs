@@ -118,6 +118,13 @@ pub enum FormValue {
     /// A number; an empty field is not sent, text that is not a number is sent as text
     /// (the operation then says it must be a number).
     Number,
+    /// Text as typed, sent even when empty: an edit form's required field that was
+    /// cleared is then refused by the operation ("must not be empty") instead of keeping
+    /// the stored value unseen.
+    Required,
+    /// A number, as [`FormValue::Number`]; an empty field is sent as `null` (it clears
+    /// the stored value).
+    ClearableNumber,
 }
 
 impl FormValue {
@@ -136,6 +143,11 @@ impl FormValue {
                     Value::String(v.to_string())
                 }
             }),
+            FormValue::Required => raw.map(|v| Value::String(v.to_string())),
+            FormValue::ClearableNumber => match raw.map(str::trim) {
+                Some("") => Some(Value::Null),
+                other => FormValue::Number.convert(other),
+            },
             FormValue::Number => {
                 let v = raw.map(str::trim).filter(|v| !v.is_empty())?;
                 let n = v
@@ -304,5 +316,12 @@ mod tests {
         assert_eq!(v(FormValue::Number, "bad"), Some(Value::from("lots")));
         assert_eq!(v(FormValue::Checkbox, "remote"), Some(Value::Bool(true)));
         assert_eq!(v(FormValue::Checkbox, "absent"), Some(Value::Bool(false)));
+        assert_eq!(v(FormValue::Required, "empty"), Some(Value::from("")));
+        assert_eq!(v(FormValue::Required, "absent"), None);
+        assert_eq!(v(FormValue::ClearableNumber, "empty"), Some(Value::Null));
+        assert_eq!(
+            v(FormValue::ClearableNumber, "salary").unwrap().to_string(),
+            "50000"
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! anti-forgery tokens ([`forms`]).
 
 pub mod assets;
+pub mod dashboard;
 pub mod error;
 pub mod forms;
 pub mod page;
@@ -19,5 +20,7 @@ use crate::app::AppState;
 
 /// Every page route (the API lives under `/api`).
 pub fn routes() -> Router<AppState> {
-    Router::new().merge(assets::routes())
+    Router::new()
+        .merge(assets::routes())
+        .merge(dashboard::routes())
 }

@@ -261,7 +261,37 @@ impl Drop for TestApp {
                 let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
             }
         }
+        if self.backend == Backend::Postgres {
+            drop_postgres_database(&self.database_url);
+        }
     }
+}
+
+/// Drops the test's own PostgreSQL database (its connections ended by force), so a run
+/// leaves no database behind. On a thread of its own: `Drop` cannot await.
+pub fn drop_postgres_database(url: &str) {
+    let (Some(admin), Some(name)) = (postgres_url(), url.rsplit('/').next()) else {
+        return;
+    };
+    if !name.starts_with("jbt_") || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return;
+    }
+    let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+    let _ = std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            if let Ok(pool) = sqlx::PgPool::connect(&admin).await {
+                let _ = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&pool).await;
+                pool.close().await;
+            }
+        });
+    })
+    .join();
 }
 
 pub struct Req<'a> {

@@ -602,6 +602,15 @@ async fn first_start_creates_a_key_and_stops_gracefully(b: Backend) {
     assert!(first.contains("organization 1"), "{first}");
     let key = lines.next().unwrap().unwrap();
     assert!(key.starts_with("jb_"));
+    // Beside it, the one-time link that creates the first dashboard user.
+    let said = lines.next().unwrap().unwrap();
+    assert!(said.contains("dashboard user"), "{said}");
+    let link = lines.next().unwrap().unwrap();
+    let prefix = format!("http://127.0.0.1:{port}/dashboard/setup/");
+    assert!(
+        link.starts_with(&prefix) && link.len() > prefix.len() + 40,
+        "{link}"
+    );
     let client = {
         jobboard::init_tls();
         reqwest::Client::builder().no_proxy().build().unwrap()
@@ -618,6 +627,14 @@ async fn first_start_creates_a_key_and_stops_gracefully(b: Backend) {
         }
     }
     assert_eq!(status, 200);
+    let setup = client
+        .get(&link)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(setup.status(), 200);
+    assert!(setup.text().await.unwrap().contains("name=\"password\""));
     // SIGTERM: a graceful exit with status 0.
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -6,6 +6,7 @@ mod analytics;
 mod analytics_visitors;
 mod applications;
 mod cms;
+mod dashboard;
 mod event_delivery;
 mod foundation;
 mod hardening;

@@ -106,13 +106,13 @@ async fn write_member(
             let mut m = member::updated(&stored, req);
             if m != stored {
                 m.updated_at = now;
-                save_member(tx, &m).await?;
+                save_member(tx, &m, false).await?;
             }
             Ok((m, false))
         }
         None => {
             let m = member::created(org_id, req, now);
-            save_member(tx, &m).await?;
+            save_member(tx, &m, true).await?;
             Ok((m, true))
         }
     }
@@ -143,11 +143,11 @@ async fn write_access(
         newly_canceled,
     } = access::apply(&stored, created, plan, a, now)?;
     if created {
-        save_access(tx, &r).await?;
+        save_access(tx, &r, true).await?;
         outbox::emit_event(tx, org_id, &events::subscription_created(&r)).await?;
     } else if r != stored {
         r.updated_at = now;
-        save_access(tx, &r).await?;
+        save_access(tx, &r, false).await?;
     }
     if newly_canceled && !created {
         outbox::emit_event(tx, org_id, &events::subscription_canceled(&r)).await?;
@@ -186,10 +186,10 @@ async fn write_payment(
     let stored = existing.unwrap_or_else(|| payment::fresh(org_id, user_id, p, now));
     let mut r = payment::apply(&stored, p, access_plan);
     if created {
-        save_payment(tx, &r).await?;
+        save_payment(tx, &r, true).await?;
     } else if r != stored {
         r.updated_at = now;
-        save_payment(tx, &r).await?;
+        save_payment(tx, &r, false).await?;
     }
     if payment::received(created, &stored, &r) {
         outbox::emit_event(tx, org_id, &events::payment_received(&r)).await?;
@@ -224,9 +224,9 @@ async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Opti
     })
 }
 
-/// Stores a member, new or changed.
-async fn save_member(tx: &mut Tx, m: &Member) -> DbResult<()> {
-    save_row!(tx, "members", conflict "org_id, id", keep [id, org_id, created_at], {
+/// Stores a member: inserted when `new`, else updated.
+async fn save_member(tx: &mut Tx, m: &Member, new: bool) -> DbResult<()> {
+    save_row!(tx, "members", new new, conflict "org_id, id", keep [id, org_id, created_at], {
         id: m.id,
         org_id: m.organization_id,
         email: &m.email,
@@ -285,9 +285,9 @@ async fn access_by_plan(
     })
 }
 
-/// Stores an access record, new or changed.
-async fn save_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
-    save_row!(tx, "member_access", conflict "id", keep [id, org_id, user_id, created_at], {
+/// Stores an access record: inserted when `new`, else updated.
+async fn save_access(tx: &mut Tx, r: &Access, new: bool) -> DbResult<()> {
+    save_row!(tx, "member_access", new new, conflict "id", keep [id, org_id, user_id, created_at], {
         id: r.id,
         org_id: r.organization_id,
         user_id: r.user_id,
@@ -335,9 +335,9 @@ async fn payment_by(
     })
 }
 
-/// Stores a payment, new or changed.
-async fn save_payment(tx: &mut Tx, r: &Payment) -> DbResult<()> {
-    save_row!(tx, "payments", conflict "id", keep [id, org_id, user_id, created_at], {
+/// Stores a payment: inserted when `new`, else updated.
+async fn save_payment(tx: &mut Tx, r: &Payment, new: bool) -> DbResult<()> {
+    save_row!(tx, "payments", new new, conflict "id", keep [id, org_id, user_id, created_at], {
         id: r.id,
         org_id: r.organization_id,
         user_id: r.user_id,

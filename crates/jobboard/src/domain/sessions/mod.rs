@@ -1,0 +1,141 @@
+//! Dashboard sessions: stored in the database (so every node knows them and any can end
+//! them), known by the SHA-256 of a 32-byte random id that only the browser's cookie
+//! holds. A session ends after [`Policy::idle`] without a request, at
+//! [`Policy::lifetime`] after sign-in whatever happens, at sign-out, when its user changes
+//! their password (their other sessions), and when its user is removed. Signing in always
+//! starts a new session ([`login`]).
+
+mod login;
+mod store;
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+pub use login::{Attempt, Outcome, login};
+
+use crate::{
+    db::Db,
+    domain::{Result, Ts, users::User},
+};
+
+/// The rules of sessions and sign-in attempts (`[dashboard]` in the configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// A session without a request for this long has ended.
+    pub idle: Duration,
+    /// A session ends this long after sign-in, however active.
+    pub lifetime: Duration,
+    /// How long a setup link printed by `serve` works.
+    pub setup_link_lifetime: Duration,
+    /// Sign-in attempts allowed per email address in a window (whether or not a user has
+    /// it, so that a lock tells nothing about who exists).
+    pub attempts_per_account: u32,
+    /// Sign-in attempts allowed per client address in a window.
+    pub attempts_per_address: u32,
+    /// The window of the attempt limits.
+    pub attempts_window: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            idle: Duration::from_secs(8 * 3600),
+            lifetime: Duration::from_secs(7 * 24 * 3600),
+            setup_link_lifetime: crate::domain::users::setup::DEFAULT_LIFETIME,
+            attempts_per_account: 5,
+            attempts_per_address: 50,
+            attempts_window: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// `now` less `d`.
+pub(crate) fn before(now: Ts, d: Duration) -> Ts {
+    Ts::from_micros(now.micros().saturating_sub(micros(d)))
+}
+
+/// `now` plus `d`.
+pub(crate) fn after(now: Ts, d: Duration) -> Ts {
+    Ts::from_micros(now.micros().saturating_add(micros(d)))
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// The SHA-256 of a session id, as stored.
+pub fn id_hash(id: &str) -> Vec<u8> {
+    Sha256::digest(id.as_bytes()).to_vec()
+}
+
+/// A signed-in session: who, of which organization.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SignedIn {
+    /// The SHA-256 of the session id (what anti-forgery tokens are bound to).
+    pub id_hash: Vec<u8>,
+    pub user_id: Uuid,
+    pub org_id: i64,
+    pub email: String,
+    pub org_name: String,
+    pub last_seen_at: Ts,
+    pub expires_at: Ts,
+}
+
+/// Starts a session of `user` at `now`; its id, for the cookie (never stored).
+pub async fn start(db: &Db, user: &User, now: Ts, policy: &Policy) -> Result<String> {
+    let mut raw = [0u8; 32];
+    rand::rng().fill_bytes(&mut raw);
+    let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
+    store::insert(
+        db,
+        &id_hash(&id),
+        user.id,
+        user.org_id,
+        now,
+        after(now, policy.lifetime),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// The live session whose id is `id` at `now`, noting the request (idle expiry counts
+/// from the last one; noted at most once a minute, to spare the database).
+pub async fn resume(db: &Db, id: &str, now: Ts, policy: &Policy) -> Result<Option<SignedIn>> {
+    if id.is_empty() || id.len() > 128 {
+        return Ok(None);
+    }
+    let hash = id_hash(id);
+    let Some(s) = store::find(db, &hash, now, before(now, policy.idle)).await? else {
+        return Ok(None);
+    };
+    if s.last_seen_at.micros() < before(now, Duration::from_secs(60)).micros() {
+        store::touch(db, &hash, now).await?;
+    }
+    Ok(Some(s))
+}
+
+/// Ends the session whose id is `id` (signing out).
+pub async fn end(db: &Db, id: &str) -> Result<()> {
+    Ok(store::delete(db, &id_hash(id)).await?)
+}
+
+/// Ends the session whose id hash is `id_hash`.
+pub async fn end_hash(db: &Db, id_hash: &[u8]) -> Result<()> {
+    Ok(store::delete(db, id_hash).await?)
+}
+
+/// Deletes ended sessions, finished attempt windows and spent setup links.
+pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
+    let n = store::purge(
+        db,
+        now,
+        before(now, policy.idle),
+        before(now, policy.attempts_window),
+    )
+    .await?;
+    Ok(n + crate::domain::users::setup::purge(db, now).await?)
+}
