@@ -16,6 +16,8 @@ backends!(
     serve_builds_missing_sketches_in_the_background,
 );
 
+/// The date `days_ago` days before today. Events placed on it at 00:00:00Z are never in
+/// the future, whatever the hour the suite runs at.
 fn day(days_ago: i64) -> String {
     (Utc::now() - Duration::days(days_ago))
         .date_naive()
@@ -37,7 +39,7 @@ fn distinct_over(days: i64) -> i64 {
 /// by visitors `d*500 .. d*500+1000`, so consecutive days share half of their visitors.
 async fn seed(t: &TestApp, job: Uuid) {
     for d in 0..seeded_days() {
-        let at = format!("{}T12:00:00Z", day(d));
+        let at = format!("{}T00:00:00Z", day(d));
         let events: Vec<Value> = (0..1000)
             .map(|i| json!({"type": "job_view", "job_id": job, "visitor_id": format!("v{}", d * 500 + i), "occurred_at": at}))
             .collect();
@@ -141,7 +143,7 @@ async fn few_visitors_a_day_are_counted_exactly_beyond_the_bound(b: Backend) {
     const { assert!(SKETCH_WORTHWHILE > 1) };
     let events: Vec<Value> = (0..days)
         .flat_map(|d| {
-            let at = format!("{}T12:00:00Z", day(d));
+            let at = format!("{}T00:00:00Z", day(d));
             jobs.iter().enumerate().map(move |(k, j)| {
                 json!({"type": "job_view", "job_id": j, "visitor_id": format!("j{k}-{}", d % 7), "occurred_at": at})
             })
@@ -233,7 +235,7 @@ async fn serve_builds_missing_sketches_in_the_background(b: Backend) {
     let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
     let job = t.insert_job(t.org_id, "Background").await;
     for d in 0..3 {
-        let at = format!("{}T08:00:00Z", day(d));
+        let at = format!("{}T00:00:00Z", day(d));
         let events: Vec<Value> = (0..50)
             .map(|i| json!({"type": "job_view", "job_id": job, "visitor_id": format!("b{}", d * 20 + i), "occurred_at": at}))
             .collect();
