@@ -10,6 +10,7 @@ mod dashboard;
 mod event_delivery;
 mod foundation;
 mod hardening;
+mod hardening_input;
 mod jobs;
 mod mail;
 mod mail_nodes;
