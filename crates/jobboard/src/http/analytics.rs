@@ -41,7 +41,9 @@ pub struct Accepted {
 }
 
 /// Record up to 1,000 analytics events (job views, apply clicks, page views) at once.
-/// All or nothing: one invalid event rejects the request, naming every bad field.
+///
+/// All or nothing: one invalid event rejects the request, naming every bad field. Needs the
+/// `analytics:write` scope.
 #[utoipa::path(post, path = "/analytics/events", tag = "analytics", request_body = EventsIn,
     responses((status = 200, description = "Recorded.", body = EventsOut)))]
 async fn ingest_events(
@@ -96,6 +98,8 @@ pub struct JobAnalyticsMeta {
 }
 
 /// Visitors, views, apply clicks and applications of specific jobs over a period.
+///
+/// Needs the `analytics:read` scope.
 #[utoipa::path(get, path = "/analytics/jobs", tag = "analytics", params(JobsQuery),
     responses((status = 200, description = "Figures per job id.", body = JobAnalyticsOut)))]
 async fn job_analytics(
@@ -160,6 +164,8 @@ pub struct SiteAnalyticsMeta {
 }
 
 /// Site-wide figures over a period (or from/to dates), with a daily time series.
+///
+/// Needs the `analytics:read` scope.
 #[utoipa::path(get, path = "/analytics", tag = "analytics", params(SiteQuery),
     responses((status = 200, description = "Totals and time series.", body = SiteAnalyticsOut)))]
 async fn site_analytics(

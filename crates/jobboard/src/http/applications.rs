@@ -52,7 +52,9 @@ pub struct ApplicationFilters {
     pub status: Vec<ApplicationStatus>,
 }
 
-/// Submit an application to a job of the organization. Emits `application.received`.
+/// Submit an application to a job of the organization.
+///
+/// Emits `application.received`. Needs the `jobs:write` scope.
 #[utoipa::path(post, path = "/jobs/{id}/applications", tag = "applications",
     params(("id" = Uuid, Path, description = "Job id")),
     request_body = ApplicationIn,
@@ -70,6 +72,8 @@ async fn create_application(
 }
 
 /// List applications, newest first, optionally of one job and of some statuses.
+///
+/// Needs the `jobs:read` scope.
 #[utoipa::path(get, path = "/applications", tag = "applications", params(ApplicationListQuery),
     responses((status = 200, description = "One page.", body = ApplicationListOut)))]
 async fn list_applications(
@@ -101,6 +105,8 @@ async fn list_applications(
 }
 
 /// Read one application.
+///
+/// Needs the `jobs:read` scope.
 #[utoipa::path(get, path = "/applications/{id}", tag = "applications",
     params(("id" = Uuid, Path, description = "Application id")),
     responses((status = 200, description = "The application.", body = ApplicationOut)))]
@@ -115,8 +121,10 @@ async fn get_application(
     Ok(Json(ApplicationOut { data: a }))
 }
 
-/// Move an application to another status. Emits `application.status_changed` when the
-/// status changes.
+/// Move an application to another status.
+///
+/// Emits `application.status_changed` when the status changes. Needs the `jobs:write`
+/// scope.
 #[utoipa::path(patch, path = "/applications/{id}", tag = "applications",
     params(("id" = Uuid, Path, description = "Application id")),
     request_body = ApplicationPatch,

@@ -33,6 +33,8 @@ pub struct CategoryListMeta {
 }
 
 /// List the organization's job categories.
+///
+/// Needs the `jobs:read` scope.
 #[utoipa::path(get, path = "/categories", tag = "categories",
     responses((status = 200, description = "All categories, by name.", body = CategoryListOut)))]
 async fn list_categories(
@@ -49,7 +51,9 @@ async fn list_categories(
     }))
 }
 
-/// Create a job category. A slug already used in the organization is `409 conflict`.
+/// Create a job category.
+///
+/// A slug already used in the organization is `409 conflict`. Needs the `jobs:write` scope.
 #[utoipa::path(post, path = "/categories", tag = "categories", request_body = CategoryIn,
     responses((status = 201, description = "Created.", body = CategoryOut)))]
 async fn create_category(

@@ -79,6 +79,8 @@ async fn head(app: &AppState, org_id: i64, slug: &str) -> ApiResult<Head> {
 }
 
 /// List the organization's CMS collections, by slug.
+///
+/// Needs the `cms:read` scope.
 #[utoipa::path(get, path = "/cms", tag = "cms",
     responses((status = 200, description = "Every collection.", body = CollectionListOut)))]
 async fn list_collections(
@@ -93,7 +95,9 @@ async fn list_collections(
 }
 
 /// Create a collection, or replace the name, visibility and schema of the one with this
-/// slug. Existing items are not revalidated against a new schema.
+/// slug.
+///
+/// Existing items are not revalidated against a new schema. Needs the `cms:write` scope.
 #[utoipa::path(post, path = "/cms", tag = "cms", request_body = CollectionIn,
     responses(
         (status = 201, description = "Created.", body = CollectionOut),
@@ -121,6 +125,8 @@ async fn upsert_collection(
 }
 
 /// Read one collection with its schema.
+///
+/// Needs the `cms:read` scope.
 #[utoipa::path(get, path = "/cms/{slug}/schema", tag = "cms",
     params(("slug" = String, Path, description = "Collection slug.")),
     responses((status = 200, description = "The collection.", body = CollectionOut)))]
@@ -192,11 +198,10 @@ where
 /// the future and whose `expires_at` has not passed (an item leaves it at its `expires_at`
 /// exactly). With `status`: every item of that status. Order: `position` ascending, then
 /// newest first. Responses carry a strong `ETag`; `If-None-Match` with it answers `304`.
-/// Reads are cached for at most 60 s, never past the collection's next window boundary,
-/// and never after a write to the collection (a request sent with `Cache-Control: no-cache`
-/// is rendered afresh). `Cache-Control` is
-/// `public, s-maxage=60, stale-while-revalidate=60` for public collections, else
-/// `private, no-cache`.
+/// Reads are cached for at most 60 s, never past the collection's next window boundary, and
+/// never after a write to the collection (a request sent with `Cache-Control: no-cache` is
+/// rendered afresh). `Cache-Control` is `public, s-maxage=60, stale-while-revalidate=60`
+/// for public collections, else `private, no-cache`. Needs the `cms:read` scope.
 #[utoipa::path(get, path = "/cms/{slug}", tag = "cms",
     params(
         ("slug" = String, Path, description = "Collection slug."),
@@ -241,7 +246,9 @@ async fn list_items(
     .await
 }
 
-/// Read one item (whatever its status). Cached, with `ETag` and `Cache-Control`, like the list.
+/// Read one item (whatever its status).
+///
+/// Cached, with `ETag` and `Cache-Control`, like the list. Needs the `cms:read` scope.
 #[utoipa::path(get, path = "/cms/{slug}/{id}", tag = "cms",
     params(
         ("slug" = String, Path, description = "Collection slug."),
@@ -279,7 +286,8 @@ async fn get_item(
 /// schema_validation_failed`, every failing field named `data.<field>`); fields unknown to
 /// the schema are dropped. On create, `status` defaults to `published` and `position` to 0.
 /// On update, `data` is replaced; other fields sent replace stored values and fields
-/// omitted keep them (`null` clears `starts_at`, `expires_at`, `owner_user_id`).
+/// omitted keep them (`null` clears `starts_at`, `expires_at`, `owner_user_id`). Needs the
+/// `cms:write` scope.
 #[utoipa::path(post, path = "/cms/{slug}", tag = "cms", request_body = ItemIn,
     params(("slug" = String, Path, description = "Collection slug.")),
     responses(
@@ -304,8 +312,11 @@ async fn post_item(
     Ok((status, Json(ItemOut { item: saved.item })))
 }
 
-/// Update an item. When `data` is sent, the whole stored `data` is replaced and validated;
-/// sending only `status`, `starts_at`, `expires_at` or `position` leaves `data` untouched.
+/// Update an item.
+///
+/// When `data` is sent, the whole stored `data` is replaced and validated; sending only
+/// `status`, `starts_at`, `expires_at` or `position` leaves `data` untouched. Needs the
+/// `cms:write` scope.
 #[utoipa::path(patch, path = "/cms/{slug}/{id}", tag = "cms", request_body = ItemPatch,
     params(
         ("slug" = String, Path, description = "Collection slug."),
@@ -327,6 +338,8 @@ async fn patch_item(
 }
 
 /// Delete an item permanently.
+///
+/// Needs the `cms:write` scope.
 #[utoipa::path(delete, path = "/cms/{slug}/{id}", tag = "cms",
     params(
         ("slug" = String, Path, description = "Collection slug."),

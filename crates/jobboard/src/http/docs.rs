@@ -111,6 +111,7 @@ pub fn finish(mut doc: OpenApi) -> OpenApi {
             add_error_responses(op);
         }
     }
+    super::links::add(&mut doc);
     doc
 }
 

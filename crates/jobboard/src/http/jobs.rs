@@ -135,11 +135,11 @@ pub struct JobDeleted {
 /// `total_items` is a lower bound and `meta.pagination.total_items_exact` is `false`.
 /// `has_more` is always exact.
 ///
-/// Lists are served from a per-node cache while nothing they are rendered from has
-/// changed (any write to the organization's jobs or categories, on any node, is seen by
-/// the next request) and no job's `expires_at` has passed since. Responses carry a strong
-/// `ETag`; `If-None-Match` with it answers `304`. `Cache-Control: no-cache` in the request
-/// renders the list afresh.
+/// Lists are served from a per-node cache while nothing they are rendered from has changed
+/// (any write to the organization's jobs or categories, on any node, is seen by the next
+/// request) and no job's `expires_at` has passed since. Responses carry a strong `ETag`;
+/// `If-None-Match` with it answers `304`. `Cache-Control: no-cache` in the request renders
+/// the list afresh. Needs the `jobs:read` scope.
 #[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery,
         ("If-None-Match" = Option<String>, Header, description = "An ETag of an earlier response."),
         ("Cache-Control" = Option<String>, Header, description = "`no-cache` renders the list afresh.")),
@@ -212,8 +212,10 @@ async fn render_list(app: &AppState, org_id: i64, lq: ListQuery) -> ApiResult<(R
     Ok((rendered, deadline))
 }
 
-/// Create a job. The slug is made from the title and company name, unique in the
-/// organization (a short random suffix is added on collision). Emits `job.created`.
+/// Create a job.
+///
+/// The slug is made from the title and company name, unique in the organization (a short
+/// random suffix is added on collision). Emits `job.created`. Needs the `jobs:write` scope.
 #[utoipa::path(post, path = "/jobs", tag = "jobs", request_body = JobIn,
     responses((status = 201, description = "Created.", body = JobCreatedOut)))]
 async fn create_job(
@@ -243,6 +245,8 @@ async fn create_job(
 }
 
 /// Read one job with every stored field.
+///
+/// Needs the `jobs:read` scope.
 #[utoipa::path(get, path = "/jobs/{id}", tag = "jobs",
     params(("id" = Uuid, Path, description = "The job id.")),
     responses((status = 200, description = "The job.", body = JobOut)))]
@@ -259,10 +263,12 @@ async fn get_job(
     Ok(Json(JobOut { data: job }))
 }
 
-/// Update a job: any field of `POST /jobs`, at least one. Setting `status` moves the job
-/// (to `active` approves it). Emits `job.updated` (with `changed`), and on a status move
-/// `job.status_changed` plus `job.approved` (to active) or `job.expired` (to expired).
-/// A body that changes nothing is answered with the job as stored and emits nothing.
+/// Update a job: any field of `POST /jobs`, at least one.
+///
+/// Setting `status` moves the job (to `active` approves it). Emits `job.updated` (with
+/// `changed`), and on a status move `job.status_changed` plus `job.approved` (to active) or
+/// `job.expired` (to expired). A body that changes nothing is answered with the job as
+/// stored and emits nothing. Needs the `jobs:write` scope.
 #[utoipa::path(patch, path = "/jobs/{id}", tag = "jobs", request_body = JobPatch,
     params(("id" = Uuid, Path, description = "The job id.")),
     responses((status = 200, description = "Updated.", body = JobUpdatedOut)))]
@@ -288,8 +294,10 @@ async fn update_job(
     }))
 }
 
-/// Delete a job permanently. Emits `job.deleted`. A job that other records (payments,
-/// applications) still refer to is `409 conflict`.
+/// Delete a job permanently.
+///
+/// Emits `job.deleted`. A job that other records (payments, applications) still refer to is
+/// `409 conflict`. Needs the `jobs:write` scope.
 #[utoipa::path(delete, path = "/jobs/{id}", tag = "jobs",
     params(("id" = Uuid, Path, description = "The job id.")),
     responses((status = 200, description = "Deleted.", body = JobDeletedOut)))]

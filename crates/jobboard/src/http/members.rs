@@ -42,7 +42,7 @@ pub struct MemberSyncData {
 /// case of ASCII letters only; found with a different `userId` is `409 conflict`), else
 /// created (`201`, with `userId` as its id when given). Member, access, payment and their
 /// events (`user.created`, `subscription.created`, `subscription.canceled`,
-/// `payment.received`) are written together or not at all.
+/// `payment.received`) are written together or not at all. Needs the `members:write` scope.
 #[utoipa::path(post, path = "/members/sync", tag = "members", request_body = MemberSyncIn,
     responses(
         (status = 200, description = "An existing member was updated.", body = MemberSyncOut),

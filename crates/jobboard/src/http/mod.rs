@@ -6,6 +6,7 @@ mod cached;
 pub mod docs;
 pub mod edge;
 pub mod extract;
+mod links;
 
 mod ops;
 pub mod serve;

@@ -33,6 +33,8 @@ pub struct PlanListMeta {
 }
 
 /// List the organization's plans, by name.
+///
+/// Needs the `members:read` scope.
 #[utoipa::path(get, path = "/plans", tag = "plans",
     responses((status = 200, description = "All plans, by name.", body = PlanListOut)))]
 async fn list_plans(
@@ -51,8 +53,10 @@ async fn list_plans(
     }))
 }
 
-/// Create a plan. A name, `processorPriceId` or `altProcessorPlanId` already used in the
-/// organization is `409 conflict` (`details.field` names it).
+/// Create a plan.
+///
+/// A name, `processorPriceId` or `altProcessorPlanId` already used in the organization is
+/// `409 conflict` (`details.field` names it). Needs the `members:write` scope.
 #[utoipa::path(post, path = "/plans", tag = "plans", request_body = PlanIn,
     responses((status = 201, description = "Created.", body = PlanOut)))]
 async fn create_plan(

@@ -141,7 +141,7 @@ pub struct DeliveryListOut {
 ///
 /// The same organization, `event`, `target_type` and `target_url` as an existing
 /// subscription returns that one with `200` (its secret replaced when one is sent);
-/// otherwise the subscription is created (`201`).
+/// otherwise the subscription is created (`201`). Needs the `webhooks:write` scope.
 #[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body = WebhookIn,
     responses(
         (status = 201, description = "Created.", body = WebhookOut),
@@ -164,6 +164,8 @@ async fn create_webhook(
 }
 
 /// List the organization's webhook subscriptions, newest first.
+///
+/// Needs the `webhooks:read` scope.
 #[utoipa::path(get, path = "/webhooks", tag = "webhooks",
     responses((status = 200, description = "Every subscription.", body = WebhookListOut)))]
 async fn list_webhooks(
@@ -181,6 +183,8 @@ async fn list_webhooks(
 }
 
 /// Read one webhook subscription.
+///
+/// Needs the `webhooks:read` scope.
 #[utoipa::path(get, path = "/webhooks/{id}", tag = "webhooks",
     params(("id" = Uuid, Path, description = "The subscription id.")),
     responses((status = 200, description = "The subscription.", body = WebhookOut)))]
@@ -201,7 +205,7 @@ async fn get_webhook(
 /// Change a subscription's `event`, `target_url`, `secret` or `is_enabled`.
 ///
 /// A change that makes it equal to another subscription (same event, target type and URL)
-/// is `409 conflict`.
+/// is `409 conflict`. Needs the `webhooks:write` scope.
 #[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", request_body = WebhookPatch,
     params(("id" = Uuid, Path, description = "The subscription id.")),
     responses((status = 200, description = "The updated subscription.", body = WebhookOut)))]
@@ -219,6 +223,8 @@ async fn update_webhook(
 }
 
 /// Delete a webhook subscription permanently; its pending deliveries are discarded.
+///
+/// Needs the `webhooks:write` scope.
 #[utoipa::path(delete, path = "/webhooks/{id}", tag = "webhooks",
     params(("id" = Uuid, Path, description = "The subscription id.")),
     responses((status = 200, description = "Deleted.", body = DeletedOut)))]
@@ -239,6 +245,8 @@ async fn delete_webhook(
 
 /// The subscription's newest deliveries with their attempt log (status code, error,
 /// duration, response excerpt of at most 2 KiB).
+///
+/// Needs the `webhooks:read` scope.
 #[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
     params(("id" = Uuid, Path, description = "The subscription id."), DeliveryListQuery),
     responses((status = 200, description = "Deliveries, newest first.", body = DeliveryListOut)))]
@@ -265,8 +273,10 @@ async fn list_deliveries(
     }))
 }
 
-/// Make a delivery due again now, with a fresh retry schedule (also after it succeeded
-/// or failed). A disabled subscription must be enabled first (`409`).
+/// Make a delivery due again now, with a fresh retry schedule (also after it succeeded or
+/// failed).
+///
+/// A disabled subscription must be enabled first (`409`). Needs the `webhooks:write` scope.
 #[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/retry", tag = "webhooks",
     params(
         ("id" = Uuid, Path, description = "The subscription id."),
@@ -291,6 +301,8 @@ async fn retry_delivery(
 }
 
 /// Send a `ping` event (data `{subscription_id}`) to the subscription's target.
+///
+/// Needs the `webhooks:write` scope.
 #[utoipa::path(post, path = "/webhooks/{id}/test", tag = "webhooks",
     params(("id" = Uuid, Path, description = "The subscription id.")),
     responses(

@@ -1,6 +1,7 @@
 //! What the outside probe of the API found in its inputs, as tests: timestamps RFC 3339
 //! cannot write back, links that are not http(s) where the board renders them, the nesting
-//! of descriptions, and repeated query parameters. (Member addresses: members.rs.)
+//! of descriptions, repeated query parameters, and names that make no slug. (Member
+//! addresses: members.rs.)
 
 use serde_json::{Value, json};
 
@@ -11,6 +12,7 @@ backends!(
     apply_links_must_be_http_urls_wherever_they_are_rendered,
     deeply_nested_descriptions_are_refused_and_the_server_keeps_answering,
     a_repeated_query_parameter_is_refused,
+    every_valid_category_name_can_be_sent_alone,
 );
 
 fn job(extra: Value) -> Value {
@@ -221,4 +223,21 @@ async fn a_repeated_query_parameter_is_refused(b: Backend) {
         r.body["meta"]["filters"]["status"],
         json!(["active", "draft"])
     );
+}
+
+async fn every_valid_category_name_can_be_sent_alone(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    // A name with no letter or digit to make a slug from gets `category`, as a job gets
+    // `job`; a second one is a conflict on the slug, like any other repeated slug.
+    let r = t.post("/categories", json!({"name": "日本"})).await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["slug"], "category");
+    t.post("/categories", json!({"name": "✓"}))
+        .await
+        .expect_error(409, "conflict");
+    let r = t
+        .post("/categories", json!({"name": "✓", "slug": "check"}))
+        .await;
+    r.expect(201);
+    assert_eq!(r.body["data"]["slug"], "check");
 }

@@ -50,9 +50,21 @@ request! {
     pub struct CategoryIn {
         /// 1 to 100 characters.
         pub name: required Trimmed<1, 100>,
-        /// Lower-case letters, digits and dashes; derived from `name` when omitted. Unique
-        /// per organization.
+        /// Lower-case letters, digits and dashes; derived from `name` when omitted
+        /// (`category` when the name has no letter or digit to make one from). Unique per
+        /// organization.
         pub slug: optional CategorySlug,
+    }
+}
+
+/// The slug made from a name: its letters and digits, or `category` when it has none
+/// (as a job without any is `job`), so every valid name can be sent alone.
+fn derived_slug(name: &str) -> String {
+    let slug = crate::text::slugify(name, 80);
+    if slug.is_empty() {
+        "category".to_string()
+    } else {
+        slug
     }
 }
 
@@ -65,24 +77,13 @@ pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Category>> {
 /// conflict.
 pub async fn create(db: &Db, org_id: i64, mut body: Input) -> Result<Category> {
     let read = CategoryIn::read(&mut body);
-    if let Some(c) = &read
-        && c.slug.is_none()
-        && crate::text::slugify(&c.name, 80).is_empty()
-        && !body.has_errors()
-    {
-        body.error(
-            "slug",
-            "required",
-            "The name has no letters or digits to make a slug from; send a slug.",
-        );
-    }
     body.finish()?;
     let Some(c) = read else {
         return Err(Error::Internal(
             "a category body without errors was incomplete",
         ));
     };
-    let slug = c.slug.unwrap_or_else(|| crate::text::slugify(&c.name, 80));
+    let slug = c.slug.unwrap_or_else(|| derived_slug(&c.name));
     match store::create(db, org_id, &c.name, &slug).await {
         Err(e) if e.is_unique() => Err(Error::conflict(
             format!("A category with the slug {slug:?} already exists."),
