@@ -97,6 +97,13 @@ pub fn finish(mut doc: OpenApi) -> OpenApi {
         "api_key",
         Vec::<String>::new(),
     )]);
+    each_operation(&mut doc, add_error_responses);
+    super::links::add(&mut doc);
+    doc
+}
+
+/// Calls `f` on every operation of the document.
+pub(super) fn each_operation(doc: &mut OpenApi, mut f: impl FnMut(&mut Operation)) {
     for item in doc.paths.paths.values_mut() {
         for op in [
             &mut item.get,
@@ -108,11 +115,9 @@ pub fn finish(mut doc: OpenApi) -> OpenApi {
         .into_iter()
         .flatten()
         {
-            add_error_responses(op);
+            f(op);
         }
     }
-    super::links::add(&mut doc);
-    doc
 }
 
 fn add_error_responses(op: &mut Operation) {

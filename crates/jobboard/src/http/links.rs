@@ -55,41 +55,30 @@ const FOLLOWS: &[Follow] = &[
 
 /// Adds the links of [`FOLLOWS`] to every success answer of their source operations.
 pub fn add(doc: &mut OpenApi) {
-    for item in doc.paths.paths.values_mut() {
-        for op in [
-            &mut item.get,
-            &mut item.post,
-            &mut item.put,
-            &mut item.patch,
-            &mut item.delete,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let Some(id) = op.operation_id.clone() else {
+    super::docs::each_operation(doc, |op| {
+        let Some(id) = op.operation_id.clone() else {
+            return;
+        };
+        for (status, response) in op.responses.responses.iter_mut() {
+            let RefOr::T(response) = response else {
                 continue;
             };
-            for (status, response) in op.responses.responses.iter_mut() {
-                let RefOr::T(response) = response else {
-                    continue;
-                };
-                if !status.starts_with('2') {
-                    continue;
+            if !status.starts_with('2') {
+                continue;
+            }
+            for f in FOLLOWS.iter().filter(|f| f.from == id) {
+                let mut link = Link::builder()
+                    .operation_id(f.to)
+                    .description(format!("The `{}` operation on what this created.", f.to));
+                for (name, expression) in f.params {
+                    link = link.parameter(*name, *expression);
                 }
-                for f in FOLLOWS.iter().filter(|f| f.from == id) {
-                    let mut link = Link::builder()
-                        .operation_id(f.to)
-                        .description(format!("The `{}` operation on what this created.", f.to));
-                    for (name, expression) in f.params {
-                        link = link.parameter(*name, *expression);
-                    }
-                    response
-                        .links
-                        .insert(f.to.to_string(), RefOr::T(link.build()));
-                }
+                response
+                    .links
+                    .insert(f.to.to_string(), RefOr::T(link.build()));
             }
         }
-    }
+    });
 }
 
 #[cfg(test)]
