@@ -6,6 +6,8 @@
 #   BENCH_KEEP=DIR bench/jobs.sh         # seed once into DIR, reuse the seeded databases later
 #   BENCH_BIN=path/to/jobboard bench/jobs.sh   # measure another build (e.g. an older one)
 #   BENCH_ONLY='healthz|page 1' bench/jobs.sh   # only the endpoints whose label matches
+#   BENCH_SET=board bench/jobs.sh        # the public board's pages beside GET /api/jobs, and
+#                                        # the sitemap's memory (bench/board.sh)
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
@@ -67,10 +69,51 @@ ENDPOINTS=(
   "POST /jobs|/api/jobs"
 )
 
+# The board's pages, measured beside the API list they mirror (BENCH_SET=board). @SLUG@ is
+# the newest live job. The sitemap index names 20 parts of 50,000 jobs at 1,000,000 jobs;
+# the parts are measured apart (one at a time: each is a 5 MB document), with the memory
+# they cost the server (see sitemap_memory).
+BOARD_ENDPOINTS=(
+  "GET /api/jobs page 1|/api/jobs"
+  "GET /api/jobs search (1 word)|/api/jobs?search=pharmac"
+  "board / page 1|/"
+  "board / search (1 word)|/?search=pharmac"
+  "board job page|/jobs/@SLUG@"
+  "board sitemap.xml (index)|/sitemap.xml"
+  "GET /api/jobs page 1, uncached|/api/jobs|Cache-Control: no-cache"
+  "GET /api/jobs search (1 word), uncached|/api/jobs?search=pharmac|Cache-Control: no-cache"
+  "board / page 1, uncached|/|Cache-Control: no-cache"
+  "board / search (1 word), uncached|/?search=pharmac|Cache-Control: no-cache"
+  "board job page, uncached|/jobs/@SLUG@|Cache-Control: no-cache"
+)
+if [ "${BENCH_SET:-api}" = board ]; then ENDPOINTS=("${BOARD_ENDPOINTS[@]}"); fi
+
+# The server's resident memory (kB): now, and its peak so far.
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
+
+# Reads every sitemap part (4 at a time, as a crawler might) on an idle server and reports
+# the time of each and the server's memory above its idle level.
+sitemap_memory() {
+  local base="$1" idle parts n start total
+  idle=$(rss_kb "$SERVER")
+  parts=$(curl -fsS "$base/sitemap.xml" | grep -o '/sitemaps/jobs-[0-9]*\.xml' | wc -l)
+  start=$(date +%s.%N)
+  for n in $(seq 1 "$parts"); do echo "$n"; done |
+    xargs -P 4 -I{} curl -fsS -o /dev/null -w '%{size_download} %{time_total}\n' "$base/sitemaps/jobs-{}.xml" >"$WORK/parts.txt"
+  total=$(echo "$(date +%s.%N) - $start" | bc)
+  local urls
+  urls=$(for n in $(seq 1 "$parts"); do curl -fsS "$base/sitemaps/jobs-$n.xml"; done | grep -c '<loc>')
+  awk -v idle="$idle" -v hwm="$(hwm_kb "$SERVER")" -v parts="$parts" -v total="$total" -v urls="$urls" '
+    { bytes += $1; if ($2 > max) max = $2 }
+    END { printf "| sitemap: %d parts, %d URLs, %.0f MB | all parts in %.1f s (4 at a time), slowest part %.2f s | server memory: idle %.0f MB, peak %.0f MB (+%.0f MB) |\n",
+          parts, urls, bytes / 1e6, total, max, idle / 1024, hwm / 1024, (hwm - idle) / 1024 }' "$WORK/parts.txt"
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 measure() {
-  local label="$1" url="$2" key="$3" extra="${4:-X-Bench: 1}" script="$BENCH_DIR/report.lua"
+  local label="$1" url="${2//@SLUG@/$SLUG}" key="$3" extra="${4:-X-Bench: 1}" script="$BENCH_DIR/report.lua"
   [ "$label" = "POST /jobs" ] && script="$BENCH_DIR/post.lua"
   wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -H "$extra" -s "$script" "$url" >/dev/null
   local out="$WORK/runs.txt"
@@ -156,6 +199,12 @@ start_and_measure() {
     curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
     sleep 0.1
   done
+  SLUG=$(curl -fsS -H "x-api-key: $key" "http://127.0.0.1:$port/api/jobs?per_page=1" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["slug"])')
+  if [ "${BENCH_SET:-api}" = board ]; then
+    echo "== $backend: sitemap memory" >&2
+    { echo; echo "### $backend, $JOBS jobs: sitemap"; echo; sitemap_memory "http://127.0.0.1:$port"; } | tee -a "$WORK/report.md"
+  fi
   echo "== $backend: measuring ($RUNS x $DURATION per endpoint, $CONNS connections)" >&2
   {
     echo

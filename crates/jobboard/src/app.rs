@@ -27,6 +27,8 @@ pub struct App {
     pub cms_cache: crate::domain::cms::Cache,
     /// Rendered job lists of this node, by organization and normalised query.
     pub jobs_cache: crate::cache::Cache<(i64, String)>,
+    /// Rendered board pages and feeds of this node, by organization and normalised address.
+    pub pages_cache: crate::cache::Cache<(i64, String)>,
     /// Key lookups by key hash, shared by concurrent requests (see [`crate::coalesce`]).
     pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
     /// Counts the scheduler's completed passes, so callers can await one.
@@ -76,6 +78,7 @@ impl App {
             metrics: Metrics::default(),
             cms_cache: crate::domain::cms::Cache::default(),
             jobs_cache: crate::cache::Cache::default(),
+            pages_cache: crate::cache::Cache::default(),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
             upgrades_done: watch::channel(false).0,

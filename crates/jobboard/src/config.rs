@@ -29,6 +29,7 @@ pub struct Layer {
     pub default_read_limit: Option<u32>,
     pub default_write_limit: Option<u32>,
     pub auth_failure_limit: Option<u32>,
+    pub form_limit: Option<u32>,
     pub trusted_proxies: Option<Vec<String>>,
     #[serde(default)]
     pub webhooks: WebhookLayer,
@@ -88,6 +89,7 @@ impl Layer {
             default_read_limit,
             default_write_limit,
             auth_failure_limit,
+            form_limit,
             trusted_proxies
         );
         overlay!(
@@ -141,6 +143,8 @@ pub struct Config {
     pub default_read_limit: u32,
     pub default_write_limit: u32,
     pub auth_failure_limit: u32,
+    /// Forms (post a job, apply) a client address may send per minute on the board.
+    pub form_limit: u32,
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
     pub trusted_proxies: Vec<crate::net::Cidr>,
     pub webhooks: WebhookConfig,
@@ -284,6 +288,10 @@ impl Config {
             default_read_limit: read,
             default_write_limit: write,
             auth_failure_limit: l.auth_failure_limit.unwrap_or(20).max(1),
+            form_limit: l
+                .form_limit
+                .unwrap_or(10)
+                .clamp(1, crate::ratelimit::MAX_LIMIT),
             trusted_proxies,
             webhooks: WebhookConfig {
                 allow_private_targets: w.allow_private_targets.unwrap_or(false),

@@ -94,6 +94,7 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
     let caches = [
         ("jobs", app.jobs_cache.stats()),
         ("cms", app.cms_cache.stats()),
+        ("pages", app.pages_cache.stats()),
     ];
     type Series = (
         &'static str,

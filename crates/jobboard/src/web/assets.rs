@@ -35,6 +35,7 @@ macro_rules! asset {
 /// Every bundled file.
 const ASSETS: &[Asset] = &[
     asset!("app.css", "text/css; charset=utf-8"),
+    asset!("board.css", "text/css; charset=utf-8"),
     asset!("dashboard.css", "text/css; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
 ];

@@ -3,11 +3,13 @@
 //! (auto-escaping on), need no JavaScript for any core path, load nothing from another
 //! host, and call the same domain operations as the JSON API.
 //!
-//! This module holds what both share: which organization a request is for ([`site`]),
+//! The board's pages are in [`board`], the dashboard's in [`dashboard`]. This module holds
+//! what both share: which organization a request is for ([`site`]),
 //! rendering and error pages ([`page`]), the bundled assets ([`assets`]) and forms with
 //! anti-forgery tokens ([`forms`]).
 
 pub mod assets;
+pub mod board;
 pub mod dashboard;
 pub mod error;
 pub mod forms;
@@ -22,5 +24,6 @@ use crate::app::AppState;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(assets::routes())
+        .merge(board::routes())
         .merge(dashboard::routes())
 }

@@ -3,6 +3,7 @@
 //! applies the rules, and stores the change with its events in one transaction.
 
 mod batch;
+pub mod board;
 pub mod events;
 mod list;
 pub mod model;
@@ -11,6 +12,7 @@ mod store;
 
 use uuid::Uuid;
 
+pub use board::{LiveJob, Start, count_live, get_many, live_batch};
 pub use list::{JobListQuery, ListPage, ListQuery, list, next_expiry};
 pub use model::*;
 pub use search::COUNT_LIMIT;

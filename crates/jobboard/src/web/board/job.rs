@@ -1,0 +1,209 @@
+//! `GET /jobs/<slug>`: the job page (200 while the job is live, `410 Gone` once it has
+//! expired, 404 otherwise), with its structured data; and `GET /jobs/<slug>/apply`, the
+//! redirect to the job's own apply target.
+
+use askama::Template;
+use axum::{
+    extract::{Path, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+
+use super::{Frame, Kind, cached, format, jsonld, respond};
+use crate::{
+    app::AppState,
+    cache::{MAX_AGE_MICROS, Rendered},
+    domain::{
+        Ts, categories,
+        jobs::{self, ApplyMethod, Job, JobStatus},
+        links,
+    },
+    web::{error::PageError, page::Chrome, site::Site},
+};
+
+/// Longer slugs are never made (titles and company names are cut): no lookup needed.
+const MAX_SLUG: usize = 300;
+
+#[derive(Template)]
+#[template(path = "board/job.html")]
+struct JobPage {
+    chrome: Chrome,
+    frame: Frame,
+    job: Job,
+    jsonld: String,
+    company_site: Option<String>,
+    logo: Option<String>,
+    job_type: Option<&'static str>,
+    salary: Option<String>,
+    category: Option<String>,
+    posted: String,
+    posted_iso: String,
+    closes: Option<(String, String)>,
+    apply_url: Option<String>,
+    apply_label: &'static str,
+    apply_shown: Option<String>,
+    instructions: Option<String>,
+    contact: Option<String>,
+}
+
+/// The job page.
+pub async fn show(
+    State(app): State<AppState>,
+    site: Site,
+    headers: HeaderMap,
+    Path(slug): Path<String>,
+) -> Result<Response, PageError> {
+    if slug.len() > MAX_SLUG {
+        return Err(PageError::not_found());
+    }
+    let key = format!("/jobs/{slug}");
+    let rendered = cached(&app, &site, &key, &headers, || render(&app, &site, &slug)).await?;
+    Ok(respond(rendered, &headers, &site, Kind::Html))
+}
+
+/// The job of `slug` while it is live; a `410` page once it has expired, a 404 for any
+/// other (pending, draft, deleted, unknown, another board's).
+async fn live_job(app: &AppState, site: &Site, slug: &str, now: Ts) -> Result<Job, PageError> {
+    let job = jobs::get_by_slug(&app.db, site.org.id, slug)
+        .await?
+        .ok_or_else(PageError::not_found)?;
+    if job.is_live(now) {
+        return Ok(job);
+    }
+    match job.status {
+        JobStatus::Expired | JobStatus::Active => Err(PageError::new(
+            StatusCode::GONE,
+            "This job has closed",
+            format!(
+                "“{}” at {} is no longer taking applications. The jobs open now are on the board’s home page.",
+                job.title, job.company_name
+            ),
+        )),
+        JobStatus::Pending | JobStatus::Draft => Err(PageError::not_found()),
+    }
+}
+
+async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i64), PageError> {
+    let now = Ts::now();
+    let job = live_job(app, site, slug, now).await?;
+    let category = match job.category_id {
+        Some(id) => categories::list(&app.db, site.org.id)
+            .await?
+            .into_iter()
+            .find(|c| c.id == id)
+            .map(|c| c.name),
+        None => None,
+    };
+    let path = jobs::url_of(&job.slug);
+    let url = site.url(&path);
+    let jsonld = format::script_json(&jsonld::job_posting(
+        &job,
+        &jsonld::Context {
+            url: &url,
+            board_name: &site.org.name,
+            // The hosted application form is not served yet: nobody applies on the page.
+            direct_apply: false,
+        },
+    ));
+    let logo = job
+        .company_logo_url
+        .clone()
+        .filter(|u| u.starts_with("https://"));
+    let mut frame = Frame::of(site, &path);
+    frame.og_type = "article";
+    if logo.is_some() {
+        frame.image = logo.clone();
+    }
+    let mut chrome = Chrome::new(format!(
+        "{} at {} – {}",
+        job.title, job.company_name, site.org.name
+    ))
+    .with_theme(&site.theme.css);
+    let summary = format::excerpt(&job.description_text, 155);
+    chrome.description = Some(if summary.is_empty() {
+        format!("{} at {}", job.title, job.company_name)
+    } else {
+        summary
+    });
+    chrome.canonical = Some(url.clone());
+    let target = format::apply_target(&job);
+    let apply_label = match (job.how_to_apply_method, target.as_deref()) {
+        (_, Some(t)) if t.starts_with("mailto:") => "Apply by email",
+        (_, Some(t)) if t.starts_with("tel:") => "Apply by phone",
+        (Some(ApplyMethod::FormExternal), _) => "Apply with the company’s form",
+        _ => "Apply on the company’s site",
+    };
+    let apply_shown = target.as_deref().map(|t| {
+        t.strip_prefix("mailto:")
+            .or_else(|| t.strip_prefix("tel:"))
+            .unwrap_or(t)
+            .to_string()
+    });
+    let instructions = if target.is_none() {
+        job.how_to_apply.clone()
+    } else {
+        None
+    };
+    let contact = job
+        .contact_email
+        .as_deref()
+        .filter(|e| links::is_email(e))
+        .map(str::to_string);
+    let deadline = job
+        .expires_at
+        .map_or(i64::MAX, |t| t.micros())
+        .min(now.micros() + MAX_AGE_MICROS);
+    let tpl = JobPage {
+        chrome,
+        frame,
+        jsonld,
+        company_site: job
+            .company_website
+            .as_deref()
+            .and_then(links::renderable_href),
+        logo,
+        job_type: job.job_type.map(format::job_type),
+        salary: format::salary(&job),
+        category,
+        posted: format::date(job.created_at),
+        posted_iso: format::iso_date(job.created_at),
+        closes: job
+            .expires_at
+            .map(|t| (format::date(t), format::iso_date(t))),
+        apply_url: target.as_ref().map(|_| format!("{path}/apply")),
+        apply_label,
+        apply_shown,
+        instructions,
+        contact,
+        job,
+    };
+    let body = tpl.render().map_err(|e| PageError::internal(&e))?;
+    Ok((Rendered::new(body.into_bytes()), deadline))
+}
+
+/// `GET /jobs/<slug>/apply`: `303` to the job's own apply target (its website, external
+/// form, `mailto:` or `tel:` link; never any other address), for live jobs that have
+/// one. Not cached anywhere: each request is a visitor's click.
+pub async fn apply(
+    State(app): State<AppState>,
+    site: Site,
+    Path(slug): Path<String>,
+) -> Result<Response, PageError> {
+    if slug.len() > MAX_SLUG {
+        return Err(PageError::not_found());
+    }
+    let job = live_job(&app, &site, &slug, Ts::now()).await?;
+    let Some(target) = format::apply_target(&job) else {
+        return Err(PageError::not_found());
+    };
+    // The board's analytics count the click here (`apply_click`) once they are recorded.
+    let Ok(location) = HeaderValue::from_str(&format::location_header(&target)) else {
+        return Err(PageError::not_found());
+    };
+    let mut res = StatusCode::SEE_OTHER.into_response();
+    let h = res.headers_mut();
+    h.insert(header::LOCATION, location);
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+    Ok(res)
+}

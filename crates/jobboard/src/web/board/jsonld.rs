@@ -1,0 +1,114 @@
+//! The structured data of a job page: a schema.org `JobPosting` with every property
+//! search engines read that a job can fill, and nothing for what it leaves empty.
+
+use serde_json::{Map, Value, json};
+
+use crate::domain::jobs::{Job, JobType, SalaryPeriod};
+
+/// schema.org's `employmentType` of a job type. Casual work (no guaranteed hours, paid
+/// for the shifts worked) is closest to `PER_DIEM`.
+pub fn employment_type(t: JobType) -> &'static str {
+    match t {
+        JobType::FullTime => "FULL_TIME",
+        JobType::PartTime => "PART_TIME",
+        JobType::Contract => "CONTRACTOR",
+        JobType::Internship => "INTERN",
+        JobType::Temporary => "TEMPORARY",
+        JobType::Casual => "PER_DIEM",
+    }
+}
+
+/// schema.org's `unitText` of a salary period.
+pub fn unit_text(p: SalaryPeriod) -> &'static str {
+    match p {
+        SalaryPeriod::Hourly => "HOUR",
+        SalaryPeriod::Daily => "DAY",
+        SalaryPeriod::Weekly => "WEEK",
+        SalaryPeriod::Monthly => "MONTH",
+        SalaryPeriod::Yearly => "YEAR",
+    }
+}
+
+/// What the page knows besides the job.
+pub struct Context<'a> {
+    /// Absolute URL of the job page.
+    pub url: &'a str,
+    /// The board's organization (names the job's `identifier`).
+    pub board_name: &'a str,
+    /// True when candidates apply on the page itself (the hosted form).
+    pub direct_apply: bool,
+}
+
+/// The `JobPosting` of `job`.
+pub fn job_posting(job: &Job, cx: &Context<'_>) -> Value {
+    let mut o = Map::new();
+    let mut put = |k: &str, v: Value| {
+        o.insert(k.to_string(), v);
+    };
+    put("@context", json!("https://schema.org/"));
+    put("@type", json!("JobPosting"));
+    put("title", json!(job.title));
+    put("description", json!(job.description));
+    put("datePosted", json!(job.created_at.to_rfc3339()));
+    if let Some(t) = job.expires_at {
+        put("validThrough", json!(t.to_rfc3339()));
+    }
+    if let Some(t) = job.job_type {
+        put("employmentType", json!(employment_type(t)));
+    }
+    let mut org = Map::new();
+    org.insert("@type".into(), json!("Organization"));
+    org.insert("name".into(), json!(job.company_name));
+    if let Some(w) = &job.company_website {
+        org.insert("sameAs".into(), json!(w));
+    }
+    if let Some(l) = &job.company_logo_url {
+        org.insert("logo".into(), json!(l));
+    }
+    put("hiringOrganization", Value::Object(org));
+    if let Some(l) = &job.location {
+        put(
+            "jobLocation",
+            json!({
+                "@type": "Place",
+                "address": {"@type": "PostalAddress", "addressLocality": l},
+            }),
+        );
+        if job.location_restricted {
+            put(
+                "applicantLocationRequirements",
+                json!({"@type": "AdministrativeArea", "name": l}),
+            );
+        }
+    }
+    if job.is_remote {
+        put("jobLocationType", json!("TELECOMMUTE"));
+    }
+    if job.salary_min.is_some() || job.salary_max.is_some() {
+        let mut value = Map::new();
+        value.insert("@type".into(), json!("QuantitativeValue"));
+        if let Some(a) = job.salary_min {
+            value.insert("minValue".into(), json!(a));
+        }
+        if let Some(b) = job.salary_max {
+            value.insert("maxValue".into(), json!(b));
+        }
+        if let Some(p) = job.salary_period {
+            value.insert("unitText".into(), json!(unit_text(p)));
+        }
+        let mut amount = Map::new();
+        amount.insert("@type".into(), json!("MonetaryAmount"));
+        if let Some(c) = &job.salary_currency {
+            amount.insert("currency".into(), json!(c));
+        }
+        amount.insert("value".into(), Value::Object(value));
+        put("baseSalary", Value::Object(amount));
+    }
+    put("directApply", json!(cx.direct_apply));
+    put(
+        "identifier",
+        json!({"@type": "PropertyValue", "name": cx.board_name, "value": job.id.to_string()}),
+    );
+    put("url", json!(cx.url));
+    Value::Object(o)
+}
