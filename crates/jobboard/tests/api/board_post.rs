@@ -371,11 +371,24 @@ async fn apply_redirects_only_to_the_jobs_own_target(b: Backend) {
                 );
             }
             None => {
-                r.expect(404);
-                let doc = t.page(&format!("/jobs/{slug}")).await.html();
+                // No link or address to apply at (or method `form`): the board hosts
+                // the application form at the same address (board_apply.rs).
+                r.expect(200);
                 assert!(
-                    doc.select(&sel(".apply a.button")).next().is_none(),
+                    r.html()
+                        .select(&sel("form[method=post] input[name=email]"))
+                        .next()
+                        .is_some(),
                     "{body}"
+                );
+                let doc = t.page(&format!("/jobs/{slug}")).await.html();
+                let a = doc
+                    .select(&sel(".apply a.button"))
+                    .next()
+                    .expect("an apply link");
+                assert_eq!(
+                    a.value().attr("href"),
+                    Some(format!("/jobs/{slug}/apply").as_str())
                 );
             }
         }

@@ -6,6 +6,7 @@ mod analytics;
 mod analytics_visitors;
 mod applications;
 mod board;
+mod board_apply;
 mod board_feeds;
 mod board_post;
 mod cms;

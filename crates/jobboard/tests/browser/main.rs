@@ -1,5 +1,5 @@
 //! Browser tests: the board in headless Chromium, driven through WebDriver as a visitor
-//! uses it (search, open a job, post a job), every page free of axe-core violations, and
+//! uses it (search, open a job, apply, post a job), every page free of axe-core violations, and
 //! no script of the OWASP filter-evasion payloads ever running.
 //!
 //! The server runs on SQLite here (the pages are the same on PostgreSQL, where the
@@ -80,6 +80,46 @@ async fn a_visitor_searches_reads_and_posts() {
     if axe {
         accessible(&b, "the job page").await;
     }
+
+    // Apply on the board to a job without an apply link of its own.
+    let baker = t.get("/jobs?search=baker").await.body["data"][0]["slug"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.goto(&format!("{}/jobs/{baker}", t.base)).await;
+    b.find(".apply a.button").await.click().await.unwrap();
+    assert_eq!(b.path().await, format!("/jobs/{baker}/apply"));
+    if axe {
+        accessible(&b, "the application form").await;
+    }
+    b.find("#f-name")
+        .await
+        .send_keys("Grace Hopper")
+        .await
+        .unwrap();
+    b.find("#f-email")
+        .await
+        .send_keys("grace@example.com")
+        .await
+        .unwrap();
+    b.find("#f-cover_letter")
+        .await
+        .send_keys("I bake at night.")
+        .await
+        .unwrap();
+    b.find(".post-form button[type=submit]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    assert!(
+        b.text(".notice.ok h2")
+            .await
+            .contains("your application was sent")
+    );
+    let apps = t.get("/applications").await;
+    assert_eq!(apps.body["data"][0]["name"], "Grace Hopper");
+    assert_eq!(apps.body["data"][0]["job_title"], "Baker");
 
     // Post a job: first with a mistake, then corrected.
     b.goto(&format!("{}/post-a-job", t.base)).await;

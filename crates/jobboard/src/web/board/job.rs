@@ -1,12 +1,11 @@
 //! `GET /jobs/<slug>`: the job page (200 while the job is live, `410 Gone` once it has
-//! expired, 404 otherwise), with its structured data; and `GET /jobs/<slug>/apply`, the
-//! redirect to the job's own apply target.
+//! expired, 404 otherwise), with its structured data. Applying is in [`super::apply`].
 
 use askama::Template;
 use axum::{
     extract::{Path, State},
-    http::{HeaderMap, HeaderValue, StatusCode, header},
-    response::{IntoResponse, Response},
+    http::{HeaderMap, StatusCode},
+    response::Response,
 };
 
 use super::{Frame, Kind, cached, format, jsonld, respond};
@@ -22,7 +21,7 @@ use crate::{
 };
 
 /// Longer slugs are never made (titles and company names are cut): no lookup needed.
-const MAX_SLUG: usize = 300;
+pub(super) const MAX_SLUG: usize = 300;
 
 #[derive(Template)]
 #[template(path = "board/job.html")]
@@ -63,7 +62,12 @@ pub async fn show(
 
 /// The job of `slug` while it is live; a `410` page once it has expired, a 404 for any
 /// other (pending, draft, deleted, unknown, another board's).
-async fn live_job(app: &AppState, site: &Site, slug: &str, now: Ts) -> Result<Job, PageError> {
+pub(super) async fn live_job(
+    app: &AppState,
+    site: &Site,
+    slug: &str,
+    now: Ts,
+) -> Result<Job, PageError> {
     let job = jobs::get_by_slug(&app.db, site.org.id, slug)
         .await?
         .ok_or_else(PageError::not_found)?;
@@ -101,8 +105,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         &jsonld::Context {
             url: &url,
             board_name: &site.org.name,
-            // The hosted application form is not served yet: nobody applies on the page.
-            direct_apply: false,
+            direct_apply: super::apply::hosted(&job),
         },
     ));
     let logo = job
@@ -128,6 +131,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
     chrome.canonical = Some(url.clone());
     let target = format::apply_target(&job);
     let apply_label = match (job.how_to_apply_method, target.as_deref()) {
+        _ if super::apply::hosted(&job) => "Apply on this board",
         (_, Some(t)) if t.starts_with("mailto:") => "Apply by email",
         (_, Some(t)) if t.starts_with("tel:") => "Apply by phone",
         (Some(ApplyMethod::FormExternal), _) => "Apply with the company’s form",
@@ -170,7 +174,8 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         closes: job
             .expires_at
             .map(|t| (format::date(t), format::iso_date(t))),
-        apply_url: target.as_ref().map(|_| format!("{path}/apply")),
+        apply_url: (target.is_some() || super::apply::hosted(&job))
+            .then(|| format!("{path}/apply")),
         apply_label,
         apply_shown,
         instructions,
@@ -179,31 +184,4 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
     };
     let body = tpl.render().map_err(|e| PageError::internal(&e))?;
     Ok((Rendered::new(body.into_bytes()), deadline))
-}
-
-/// `GET /jobs/<slug>/apply`: `303` to the job's own apply target (its website, external
-/// form, `mailto:` or `tel:` link; never any other address), for live jobs that have
-/// one. Not cached anywhere: each request is a visitor's click.
-pub async fn apply(
-    State(app): State<AppState>,
-    site: Site,
-    Path(slug): Path<String>,
-) -> Result<Response, PageError> {
-    if slug.len() > MAX_SLUG {
-        return Err(PageError::not_found());
-    }
-    let job = live_job(&app, &site, &slug, Ts::now()).await?;
-    let Some(target) = format::apply_target(&job) else {
-        return Err(PageError::not_found());
-    };
-    // The board's analytics count the click here (`apply_click`) once they are recorded.
-    let Ok(location) = HeaderValue::from_str(&format::location_header(&target)) else {
-        return Err(PageError::not_found());
-    };
-    let mut res = StatusCode::SEE_OTHER.into_response();
-    let h = res.headers_mut();
-    h.insert(header::LOCATION, location);
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
-    Ok(res)
 }

@@ -1,14 +1,17 @@
 //! The public board: the pages job seekers and crawlers see, on the organization the
-//! request's host names. Lists and job pages ([`home`], [`job`]), the employer's form
-//! ([`post`]), feeds ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]).
+//! request's host names. Lists and job pages ([`home`], [`job`]), applying ([`apply`]),
+//! the employer's form ([`post`]), the checks both forms pass ([`gate`]), feeds
+//! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]).
 //!
 //! Every read goes through the domain operations the API calls, so the board lists what
 //! `GET /api/jobs` lists for the same query. Public pages are served from the node's page
 //! cache (see [`cached`]) with a strong `ETag`, and may be held briefly by a CDN (see
 //! [`PUBLIC_CACHE`]).
 
+mod apply;
 mod feeds;
 mod format;
+mod gate;
 mod home;
 mod job;
 mod jsonld;
@@ -38,7 +41,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(home::show))
         .route("/jobs/{slug}", get(job::show))
-        .route("/jobs/{slug}/apply", get(job::apply))
+        .route("/jobs/{slug}/apply", get(apply::show).post(apply::submit))
         .route("/post-a-job", get(post::show).post(post::submit))
         .route("/feed.xml", get(feeds::rss))
         .route("/feed.json", get(feeds::json))

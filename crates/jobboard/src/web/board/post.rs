@@ -3,29 +3,30 @@
 //! validation, each problem shown beside its field, and `job.created`), always as
 //! `pending`: it is listed once staff approve it.
 //!
-//! Before anything is stored a submission must come from this board (its `Origin`), carry
-//! a valid token of this board's form, leave the hidden trap field empty, and stay within
-//! the per-address limit (`form_limit` a minute); a refused one stores nothing and says
-//! why.
+//! Before anything is stored a submission passes the board's form checks ([`gate`]); a
+//! refused one stores nothing and says why.
 
 use askama::Template;
 use axum::{
     extract::{RawQuery, State},
-    http::{HeaderMap, HeaderValue, StatusCode, header},
+    http::{HeaderMap, StatusCode},
     response::{IntoResponse, Redirect, Response},
 };
 
-use super::{Frame, format};
+use super::{
+    Frame, format,
+    gate::{self, Screened},
+};
 use crate::{
     app::AppState,
     domain::{
-        Error, Ts, categories,
+        Error, categories,
         categories::Category,
         jobs::{self, JobType, SalaryPeriod},
     },
     web::{
         error::PageError,
-        forms::{self, FieldMessages, FormData, FormValue},
+        forms::{FieldMessages, FormData, FormValue},
         page::{Chrome, Html},
         site::Site,
     },
@@ -51,9 +52,6 @@ const FIELDS: &[(&str, FormValue)] = &[
     ("how_to_apply", FormValue::Text),
     ("contact_email", FormValue::Text),
 ];
-
-/// The hidden field people never see (bots fill every field).
-const TRAP: &str = "reference_code";
 
 #[derive(Template)]
 #[template(path = "board/post.html")]
@@ -242,8 +240,7 @@ async fn page(
     notice: Option<String>,
     sent: bool,
 ) -> Result<Html, PageError> {
-    let key = app.form_key().await?;
-    let token = forms::token(key, &binding(site), Ts::now().unix_seconds());
+    let token = gate::token(app, &binding(site)).await?;
     let mut chrome =
         Chrome::new(format!("Post a job – {}", site.org.name)).with_theme(&site.theme.css);
     chrome.description = Some(format!(
@@ -290,41 +287,23 @@ pub async fn submit(
     if !site.org.public_posting {
         return Err(PageError::not_found());
     }
-    if !forms::same_origin(&headers, &site.host) {
-        return Err(PageError::new(
-            StatusCode::FORBIDDEN,
-            "Sent from another site",
-            "This form was sent from another website, so it was not accepted. Nothing was saved. To post a job, open the form on this board and send it from there.",
-        ));
-    }
-    let key = app.form_key().await?;
-    let token_ok = form
-        .get("_token")
-        .is_some_and(|t| forms::verify(key, &binding(&site), t, Ts::now().unix_seconds()));
-    if !token_ok {
-        let notice = "The form had expired or did not come from this page, so nothing was saved. Your text is kept below: please check it and send it again.".to_string();
-        let html = page(&app, &site, form, Vec::new(), Some(notice), false).await?;
-        return Ok(html.status(StatusCode::FORBIDDEN).into_response());
-    }
-    if form.trapped(TRAP) {
-        return Err(PageError::bad_request(
-            "A field that people cannot see was filled in, as automated programs do, so the job was not saved. If you filled in the form yourself, please open it again and send it without browser extensions that fill forms.",
-        ));
-    }
-    let client = site
-        .client
-        .map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
-    let decision = app
-        .limiter
-        .check(&format!("form:{client}"), app.config.form_limit)
-        .await
-        .map_err(|e| PageError::internal(&e))?;
-    if !decision.allowed {
-        let mut res = PageError::too_many(decision.retry_after_secs).into_response();
-        if let Ok(v) = HeaderValue::from_str(&decision.retry_after_secs.to_string()) {
-            res.headers_mut().insert(header::RETRY_AFTER, v);
+    match gate::screen(
+        &app,
+        &site,
+        &headers,
+        &form,
+        &binding(&site),
+        "the job was not saved",
+    )
+    .await?
+    {
+        Screened::Passed => {}
+        Screened::BadToken => {
+            let notice = "The form had expired or did not come from this page, so nothing was saved. Your text is kept below: please check it and send it again.".to_string();
+            let html = page(&app, &site, form, Vec::new(), Some(notice), false).await?;
+            return Ok(html.status(StatusCode::FORBIDDEN).into_response());
         }
-        return Ok(res);
+        Screened::Refused(res) => return Ok(res),
     }
     match jobs::create(&app.db, site.org.id, body_of(&form)).await {
         Ok(_) => Ok(Redirect::to("/post-a-job?sent=1").into_response()),
