@@ -37,6 +37,8 @@ pub struct App {
     /// [`crate::domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
+    /// Board visits waiting to be recorded (see [`App::record_view`]).
+    views: Mutex<Vec<crate::domain::analytics::View>>,
     /// The key that signs anti-forgery tokens of forms (shared by every node).
     form_key: tokio::sync::OnceCell<Vec<u8>>,
     /// The time of the dashboard's sessions, sign-in limits and setup links.
@@ -83,6 +85,7 @@ impl App {
             scheduler_passes: watch::channel(0).0,
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
+            views: Mutex::new(Vec::new()),
             form_key: tokio::sync::OnceCell::new(),
             clock: crate::clock::Clock::default(),
         })
@@ -104,6 +107,27 @@ impl App {
             .insert(id, at);
     }
 
+    /// Notes a visit the board saw. Visits are written in batches (every second, and at
+    /// shutdown) so a page view never waits for a write; past [`MAX_PENDING_VIEWS`]
+    /// waiting (the database far behind) further ones are dropped, not queued.
+    pub fn record_view(&self, view: crate::domain::analytics::View) {
+        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        if views.len() < MAX_PENDING_VIEWS {
+            views.push(view);
+        }
+    }
+
+    /// Writes the visits noted so far.
+    pub async fn flush_views(&self) {
+        let views = std::mem::take(&mut *self.views.lock().unwrap_or_else(|e| e.into_inner()));
+        if views.is_empty() {
+            return;
+        }
+        if let Err(e) = crate::domain::analytics::record_views(&self.db, views).await {
+            tracing::warn!(error = ?e, "could not record board visits");
+        }
+    }
+
     /// Writes pending `last_used_at` updates.
     pub async fn flush_key_usage(&self) {
         let used: Vec<(Uuid, Ts)> = self
@@ -117,6 +141,9 @@ impl App {
         }
     }
 }
+
+/// Board visits a node keeps waiting for their batch at most.
+pub const MAX_PENDING_VIEWS: usize = 100_000;
 
 /// What the first start of an empty database made: organization 1, a key with every
 /// scope and a one-time link to create the first staff user (both shown once).

@@ -37,6 +37,8 @@ pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 pub struct Rendered {
     pub body: Bytes,
     pub etag: String,
+    /// The record a page shows (a job page's job), for what serving it records.
+    pub subject: Option<uuid::Uuid>,
 }
 
 impl Rendered {
@@ -46,7 +48,14 @@ impl Rendered {
         Rendered {
             body: Bytes::from(body),
             etag,
+            subject: None,
         }
+    }
+
+    /// The same rendering, naming the record it shows.
+    pub fn about(mut self, subject: uuid::Uuid) -> Rendered {
+        self.subject = Some(subject);
+        self
     }
 }
 

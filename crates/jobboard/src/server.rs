@@ -143,6 +143,7 @@ async fn run_with(
         let _ = t.await;
     }
     app.flush_key_usage().await;
+    app.flush_views().await;
     Ok(())
 }
 
@@ -171,6 +172,14 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             }
         },
     )));
+    // The board's visits, recorded in batches by the node that served them.
+    tasks.push(tokio::spawn(every(Duration::from_secs(1), stop.clone(), {
+        let app = app.clone();
+        move || {
+            let app = app.clone();
+            async move { app.flush_views().await }
+        }
+    })));
     if app.config.scheduler {
         // The data work of an upgrade, while the API already serves (reads are correct
         // meanwhile); stopped by shutdown and resumed at the next start.

@@ -9,6 +9,7 @@ mod board;
 mod board_apply;
 mod board_feeds;
 mod board_post;
+mod board_visits;
 mod cms;
 mod dashboard;
 mod event_delivery;

@@ -94,9 +94,7 @@ async fn check_jobs(db: &Db, org_id: i64, valid: &[Valid], body: &mut Input) -> 
 }
 
 /// The hits of the valid events: each event's UTC day, job and visitor hash. A caller's
-/// `visitor_id` is hashed with the organization; without one, the client's address and
-/// user agent are hashed with the day's salt, so no address is kept and a day's hashes
-/// cannot be linked to another day's.
+/// `visitor_id` is hashed with the organization; without one, see [`Salts::visitor`].
 async fn hits(
     db: &Db,
     org_id: i64,
@@ -104,31 +102,13 @@ async fn hits(
     client: &Client,
     now: Ts,
 ) -> Result<Vec<Hit>> {
-    let ip = client.address.map(|c| c.to_string()).unwrap_or_default();
+    let mut salts = Salts::default();
     let mut out = Vec::with_capacity(valid.len());
-    let mut salts: Vec<(chrono::NaiveDate, Vec<u8>)> = Vec::new();
     for Valid { event, .. } in valid {
         let day = event.occurred_at.unwrap_or(now).0.date_naive();
         let visitor = match &event.visitor_id {
             Some(v) => hash16(&[b"id", &org_id.to_be_bytes(), v.as_bytes()]),
-            None => {
-                let salt = match salts.iter().find(|(d, _)| *d == day) {
-                    Some((_, s)) => s.clone(),
-                    None => {
-                        let s = store::daily_salt(db, day).await?;
-                        salts.push((day, s.clone()));
-                        s
-                    }
-                };
-                hash16(&[
-                    b"addr",
-                    &salt,
-                    &org_id.to_be_bytes(),
-                    ip.as_bytes(),
-                    b"\0",
-                    client.user_agent.as_bytes(),
-                ])
-            }
+            None => salts.visitor(db, org_id, day, client).await?,
         };
         out.push(Hit {
             kind: event.kind,
@@ -138,6 +118,90 @@ async fn hits(
         });
     }
     Ok(out)
+}
+
+/// The salts of the days met so far (each read or made once per batch).
+#[derive(Default)]
+struct Salts(Vec<(chrono::NaiveDate, Vec<u8>)>);
+
+impl Salts {
+    /// The visitor hash of `client` on `day`: its address and user agent hashed with the
+    /// day's salt and the organization, so no address is kept and a day's hashes cannot
+    /// be linked to another day's.
+    async fn visitor(
+        &mut self,
+        db: &Db,
+        org_id: i64,
+        day: chrono::NaiveDate,
+        client: &Client,
+    ) -> Result<[u8; 16]> {
+        let salt = match self.0.iter().find(|(d, _)| *d == day) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let s = store::daily_salt(db, day).await?;
+                self.0.push((day, s.clone()));
+                s
+            }
+        };
+        let ip = client.address.map(|c| c.to_string()).unwrap_or_default();
+        Ok(hash16(&[
+            b"addr",
+            &salt,
+            &org_id.to_be_bytes(),
+            ip.as_bytes(),
+            b"\0",
+            client.user_agent.as_bytes(),
+        ]))
+    }
+}
+
+/// A visit the board saw itself (a page, a job page, an apply click), recorded later in a
+/// batch with others (see [`record_views`]).
+#[derive(Debug, Clone)]
+pub struct View {
+    pub org_id: i64,
+    pub kind: EventType,
+    pub job_id: Option<Uuid>,
+    pub at: Ts,
+    pub client: Client,
+}
+
+/// Records views the board saw, grouped by organization, each group in one transaction,
+/// with the visitor hash of the ingestion endpoint. Views of a job deleted meanwhile are
+/// dropped. Answers how many were recorded.
+pub async fn record_views(db: &Db, mut views: Vec<View>) -> Result<usize> {
+    views.sort_by_key(|v| v.org_id);
+    let mut recorded = 0;
+    for group in views.chunk_by(|a, b| a.org_id == b.org_id) {
+        let org_id = group[0].org_id;
+        let ids: Vec<Uuid> = group
+            .iter()
+            .filter_map(|v| v.job_id)
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let known: HashSet<Uuid> = owned_ids(db, Owned::Jobs, org_id, &ids)
+            .await?
+            .into_iter()
+            .collect();
+        let mut salts = Salts::default();
+        let mut hits = Vec::with_capacity(group.len());
+        for v in group {
+            if v.job_id.is_some_and(|j| !known.contains(&j)) {
+                continue;
+            }
+            let day = v.at.0.date_naive();
+            hits.push(Hit {
+                kind: v.kind,
+                job_id: v.job_id,
+                day,
+                visitor: salts.visitor(db, org_id, day, &v.client).await?,
+            });
+        }
+        store::ingest(db, org_id, &hits).await?;
+        recorded += hits.len();
+    }
+    Ok(recorded)
 }
 
 /// The first 16 bytes of the SHA-256 of `parts`, each prefixed with its length (so no

@@ -15,7 +15,7 @@ mod store;
 mod upgrade;
 pub mod visitors;
 
-pub use ingest::ingest;
+pub use ingest::{View, ingest, record_views};
 pub use jobs::jobs;
 pub use model::*;
 pub use site::{site, site_window};

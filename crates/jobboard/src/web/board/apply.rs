@@ -20,7 +20,9 @@ use super::{
 use crate::{
     app::AppState,
     domain::{
-        Error, FieldError, Ts, applications,
+        Error, FieldError, Ts,
+        analytics::EventType,
+        applications,
         jobs::{self, ApplyMethod, Job},
     },
     web::{
@@ -159,6 +161,7 @@ async fn page(
 pub async fn show(
     State(app): State<AppState>,
     site: Site,
+    headers: HeaderMap,
     Path(slug): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, PageError> {
@@ -166,8 +169,17 @@ pub async fn show(
         return Err(PageError::not_found());
     }
     let job = live_job(&app, &site, &slug, Ts::now()).await?;
+    let sent = raw.as_deref() == Some("sent=1");
+    if !sent {
+        super::visits::note(
+            &app,
+            &site,
+            &headers,
+            &[EventType::ApplyClick],
+            Some(job.id),
+        );
+    }
     if hosted(&job) {
-        let sent = raw.as_deref() == Some("sent=1");
         return Ok(page(
             &app,
             &site,

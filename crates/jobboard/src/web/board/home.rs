@@ -12,6 +12,7 @@ use super::{Frame, Kind, cached, format, list_deadline, query::BoardQuery, respo
 use crate::{
     app::AppState,
     cache::Rendered,
+    domain::analytics::EventType,
     domain::{
         Ts, categories,
         categories::Category,
@@ -79,6 +80,7 @@ pub async fn show(
     let q = BoardQuery::read(raw.as_deref())?;
     let key = format!("/{}", q.canonical());
     let rendered = cached(&app, &site, &key, &headers, || render(&app, &site, &q)).await?;
+    super::visits::note(&app, &site, &headers, &[EventType::PageView], None);
     Ok(respond(rendered, &headers, &site, Kind::Html))
 }
 

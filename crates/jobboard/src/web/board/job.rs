@@ -12,6 +12,7 @@ use super::{Frame, Kind, cached, format, jsonld, respond};
 use crate::{
     app::AppState,
     cache::{MAX_AGE_MICROS, Rendered},
+    domain::analytics::EventType,
     domain::{
         Ts, categories,
         jobs::{self, ApplyMethod, Job, JobStatus},
@@ -57,6 +58,13 @@ pub async fn show(
     }
     let key = format!("/jobs/{slug}");
     let rendered = cached(&app, &site, &key, &headers, || render(&app, &site, &slug)).await?;
+    super::visits::note(
+        &app,
+        &site,
+        &headers,
+        &[EventType::PageView, EventType::JobView],
+        rendered.subject,
+    );
     Ok(respond(rendered, &headers, &site, Kind::Html))
 }
 
@@ -90,6 +98,7 @@ pub(super) async fn live_job(
 async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i64), PageError> {
     let now = Ts::now();
     let job = live_job(app, site, slug, now).await?;
+    let job_id = job.id;
     let category = match job.category_id {
         Some(id) => categories::list(&app.db, site.org.id)
             .await?
@@ -183,5 +192,5 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         job,
     };
     let body = tpl.render().map_err(|e| PageError::internal(&e))?;
-    Ok((Rendered::new(body.into_bytes()), deadline))
+    Ok((Rendered::new(body.into_bytes()).about(job_id), deadline))
 }

@@ -1,7 +1,8 @@
 //! The public board: the pages job seekers and crawlers see, on the organization the
 //! request's host names. Lists and job pages ([`home`], [`job`]), applying ([`apply`]),
 //! the employer's form ([`post`]), the checks both forms pass ([`gate`]), feeds
-//! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]).
+//! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]), and what serving them counts
+//! ([`visits`]).
 //!
 //! Every read goes through the domain operations the API calls, so the board lists what
 //! `GET /api/jobs` lists for the same query. Public pages are served from the node's page
@@ -18,6 +19,7 @@ mod jsonld;
 mod post;
 mod query;
 mod sitemap;
+mod visits;
 
 use std::future::Future;
 
