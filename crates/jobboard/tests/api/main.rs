@@ -7,6 +7,7 @@ mod analytics_visitors;
 mod applications;
 mod board;
 mod board_apply;
+mod board_cms;
 mod board_feeds;
 mod board_post;
 mod board_visits;

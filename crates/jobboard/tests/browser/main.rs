@@ -176,6 +176,30 @@ async fn a_visitor_searches_reads_and_posts() {
     assert_eq!(pending.body["data"][0]["title"], "Night baker");
     assert_eq!(pending.body["data"][0]["company_name"], "Bread & Co");
 
+    // A public CMS collection, rendered from its schema.
+    t.post(
+        "/cms",
+        json!({"slug": "events", "name": "Events", "schema": [
+            {"name": "title", "type": "text"}, {"name": "summary", "type": "longtext"},
+            {"name": "site", "type": "url"}]}),
+    )
+    .await
+    .expect(201);
+    let r = t
+        .post(
+            "/cms/events",
+            json!({"data": {"title": "Rust meetup", "summary": "Talks.\nPizza.", "site": "https://meetup.example/"}}),
+        )
+        .await;
+    r.expect(201);
+    b.goto(&format!("{}/c/events", t.base)).await;
+    assert_eq!(b.text("main h1").await, "Events");
+    b.find("ol.cms-items h2 a").await.click().await.unwrap();
+    assert_eq!(b.text("main h1").await, "Rust meetup");
+    if axe {
+        accessible(&b, "a CMS item page").await;
+    }
+
     // Error pages.
     if axe {
         b.goto(&format!("{}/jobs/no-such-job", t.base)).await;

@@ -1,7 +1,8 @@
 //! The public board: the pages job seekers and crawlers see, on the organization the
 //! request's host names. Lists and job pages ([`home`], [`job`]), applying ([`apply`]),
 //! the employer's form ([`post`]), the checks both forms pass ([`gate`]), feeds
-//! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]), and what serving them counts
+//! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]), public CMS collections
+//! ([`cms`]), and what serving them counts
 //! ([`visits`]).
 //!
 //! Every read goes through the domain operations the API calls, so the board lists what
@@ -10,6 +11,7 @@
 //! [`PUBLIC_CACHE`]).
 
 mod apply;
+mod cms;
 mod feeds;
 mod format;
 mod gate;
@@ -50,6 +52,8 @@ pub fn routes() -> Router<AppState> {
         .route("/sitemap.xml", get(sitemap::sitemap))
         .route("/sitemaps/{file}", get(sitemap::part))
         .route("/robots.txt", get(sitemap::robots))
+        .route("/c/{collection}", get(cms::list))
+        .route("/c/{collection}/{id}", get(cms::item))
 }
 
 /// `Cache-Control` of public pages and feeds: browsers revalidate every time (with the
