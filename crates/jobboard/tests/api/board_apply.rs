@@ -1,6 +1,9 @@
 //! The hosted application form, `GET|POST /jobs/<slug>/apply`: an application created as
-//! the API creates it (same validation, `application.received`), the job page and its
+//! the API creates it (same validation, `application.received` delivered to a subscribed
+//! receiver), the job page and its
 //! structured data saying candidates apply on the board, and refusals that store nothing.
+
+use std::time::Duration;
 
 use reqwest::{Method, redirect::Policy};
 use serde_json::{Value, json};
@@ -9,6 +12,7 @@ use crate::{
     backends,
     board::{job, sel},
     common::*,
+    webhook_receiver::Receiver,
 };
 
 backends!(
@@ -71,6 +75,13 @@ async fn posting(t: &TestApp, slug: &str) -> Value {
 
 async fn a_candidate_applies_on_the_board(b: Backend) {
     let t = TestApp::spawn(b).await;
+    let rx = Receiver::start().await;
+    t.post(
+        "/webhooks",
+        json!({"event": "application.received", "target_type": "webhook", "target_url": rx.url("/hook")}),
+    )
+    .await
+    .expect(201);
     let slug = job(&t, json!({"title": "Baker", "how_to_apply_method": "form"})).await;
     // The job page sends candidates to the form, and says so to search engines.
     let doc = t.page(&format!("/jobs/{slug}")).await.html();
@@ -131,6 +142,15 @@ async fn a_candidate_applies_on_the_board(b: Backend) {
         .collect();
     assert_eq!(received.len(), 1);
     assert_eq!(received[0].data.0["application_id"], apps[0]["id"]);
+    // ... and delivered to the subscribed receiver, like one made through the API.
+    assert!(
+        rx.wait_until(Duration::from_secs(20), |h| !h.is_empty())
+            .await,
+        "no delivery"
+    );
+    let hit = rx.hits("/hook")[0].json();
+    assert_eq!(hit["event"], "application.received");
+    assert_eq!(hit["data"]["application_id"], apps[0]["id"]);
 
     // A job without any link or address to apply at is hosted too.
     let slug = job(
