@@ -79,6 +79,7 @@ BOARD_ENDPOINTS=(
   "board / page 1|/"
   "board / search (1 word)|/?search=pharmac"
   "board job page|/jobs/@SLUG@"
+  "board job page, counted as a visit|/jobs/@SLUG@|User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
   "board sitemap.xml (index)|/sitemap.xml"
   "GET /api/jobs page 1, uncached|/api/jobs|Cache-Control: no-cache"
   "GET /api/jobs search (1 word), uncached|/api/jobs?search=pharmac|Cache-Control: no-cache"
