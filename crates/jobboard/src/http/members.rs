@@ -1,20 +1,116 @@
 //! `POST /members/sync`: create or update a member, with an optional access (subscription)
-//! block and an optional payment block, all in one transaction.
+//! block and an optional payment block, all in one transaction; `GET /members` and
+//! `GET /members/{lookup}` to read them back.
 
-use axum::{Json, extract::State, http::StatusCode};
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{Auth, JsonBody};
+use super::{Auth, JsonBody, Query, docs::Pagination};
 use crate::{
     app::AppState,
-    domain::members::{self, Access, Member, MemberSyncIn, Payment},
+    domain::members::{
+        self, Access, ApprovalStatus, Member, MemberListQuery, MemberRecord, MemberSyncIn, Payment,
+        Role,
+    },
     error::ApiResult,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(sync_member))
+    OpenApiRouter::new()
+        .routes(routes!(sync_member))
+        .routes(routes!(list_members))
+        .routes(routes!(get_member))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MemberListOut {
+    pub data: Vec<Member>,
+    pub meta: MemberListMeta,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MemberListMeta {
+    pub pagination: Pagination,
+    pub filters: MemberFilters,
+}
+
+/// The filters applied (null when not given).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberFilters {
+    #[schema(required = true)]
+    pub search: Option<String>,
+    #[schema(required = true)]
+    pub role: Option<Role>,
+    #[schema(required = true)]
+    pub approval_status: Option<ApprovalStatus>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MemberRecordOut {
+    pub data: MemberRecord,
+}
+
+/// List the organization's members, newest first.
+///
+/// `search` matches email addresses and names containing it, ignoring case; `role` and
+/// `approvalStatus` filter; pages as `GET /jobs` pages. Needs the `members:read` scope.
+#[utoipa::path(get, path = "/members", tag = "members", params(MemberListQuery),
+    responses((status = 200, description = "One page.", body = MemberListOut)))]
+async fn list_members(
+    State(app): State<AppState>,
+    auth: Auth,
+    Query(mut q): Query,
+) -> ApiResult<Json<MemberListOut>> {
+    auth.require("members:read")?;
+    let lq = MemberListQuery::read(&mut q);
+    q.finish()?;
+    let page = members::page(&app.db, auth.org_id, &lq).await?;
+    let total_pages = (page.total + lq.per_page - 1) / lq.per_page;
+    Ok(Json(MemberListOut {
+        meta: MemberListMeta {
+            pagination: Pagination {
+                current_page: lq.page,
+                per_page: lq.per_page,
+                total_items: page.total,
+                total_pages,
+                has_more: lq.page < total_pages,
+            },
+            filters: MemberFilters {
+                search: lq.search,
+                role: lq.role,
+                approval_status: lq.approval_status,
+            },
+        },
+        data: page.rows,
+    }))
+}
+
+/// Read one member with its access records and payments.
+///
+/// `lookup` is the member's id or its email address (compared ignoring the case of ASCII
+/// letters, as sync matches them). `hasValidPaywallSubscription` is true while any access
+/// record is `active` or `trialing`, or `canceled` with `currentPeriodEnd` in the future.
+/// Needs the `members:read` scope.
+#[utoipa::path(get, path = "/members/{lookup}", tag = "members",
+    params(("lookup" = String, Path, description = "The member's id or email address.")),
+    responses((status = 200, description = "The member.", body = MemberRecordOut)))]
+async fn get_member(
+    State(app): State<AppState>,
+    auth: Auth,
+    Path(lookup): Path<String>,
+    Query(q): Query,
+) -> ApiResult<Json<MemberRecordOut>> {
+    auth.require("members:read")?;
+    q.finish()?;
+    let data = members::lookup(&app.db, auth.org_id, &lookup).await?;
+    Ok(Json(MemberRecordOut { data }))
 }
 
 #[derive(Serialize, ToSchema)]

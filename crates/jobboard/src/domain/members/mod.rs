@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use crate::{
     db::Db,
-    domain::{Input, Result},
+    domain::{Error, Input, Result, Ts},
 };
 
 /// Creates or updates a member from a `POST /members/sync` body, with its `access` and
@@ -28,6 +28,31 @@ use crate::{
 pub async fn sync(db: &Db, org_id: i64, body: Input) -> Result<Synced> {
     let req = MemberSyncIn::parse(body)?;
     store::sync(db, org_id, &req).await
+}
+
+/// A page of the organization's members, newest first, as `q` filters them.
+pub async fn page(db: &Db, org_id: i64, q: &MemberListQuery) -> Result<MemberPage> {
+    let (rows, total) = store::page(db, org_id, q).await?;
+    Ok(MemberPage { rows, total })
+}
+
+/// The member `lookup` names (its id, or its address compared as [`same_address`] does),
+/// with its access records, payments and whether it passes the paywall now.
+pub async fn lookup(db: &Db, org_id: i64, lookup: &str) -> Result<MemberRecord> {
+    let member = match lookup.parse::<Uuid>() {
+        Ok(id) => store::member_read(db, org_id, id).await?,
+        Err(_) => store::member_with_address(db, org_id, lookup).await?,
+    }
+    .ok_or(Error::NotFound("member"))?;
+    let subscriptions = store::access_of(db, org_id, member.id).await?;
+    let payments = store::payments(db, org_id, Some(member.id)).await?;
+    let now = Ts::now();
+    Ok(MemberRecord {
+        has_valid_paywall_subscription: subscriptions.iter().any(|a| opens_paywall(a, now)),
+        member,
+        subscriptions,
+        payments,
+    })
 }
 
 /// Every member of the organization, oldest first.

@@ -9,8 +9,9 @@ use crate::{
     domain::{
         Input, JsonDoc, Money, Ts,
         kind::{Cash, Currency, Email, Enum, Id, Instant, Int, Link, Object, Text, Trimmed},
+        query::{QEnum, QInt, QText},
     },
-    request, text_enum,
+    query, request, text_enum,
 };
 
 text_enum!(
@@ -268,5 +269,53 @@ mod tests {
             serde_json::to_string(&PaymentProvider::AltProcessor).unwrap(),
             "\"alt_processor\""
         );
+    }
+}
+
+query! {
+    /// Query of `GET /members`.
+    pub struct MemberListQuery {
+        /// Members whose email address or name contains these characters, ignoring case
+        /// (of ASCII letters on SQLite, of every letter on PostgreSQL).
+        pub search: QText<200> = optional,
+        /// Only members of this role.
+        pub role: QEnum<Role> = optional,
+        /// Only members with this approval status.
+        #[param = "approvalStatus"]
+        pub approval_status: QEnum<ApprovalStatus> = optional,
+        /// Page number, from 1.
+        pub page: QInt<1, 1_000_000> = default(1),
+        /// Members per page, 1 to 100.
+        pub per_page: QInt<1, 100> = default(20),
+    }
+}
+
+/// A page of members, newest first, and how many the list matches.
+#[derive(Debug, Clone)]
+pub struct MemberPage {
+    pub rows: Vec<Member>,
+    pub total: i64,
+}
+
+/// A member with its access records and payments.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRecord {
+    pub member: Member,
+    /// The member's access (subscription) records, oldest first.
+    pub subscriptions: Vec<Access>,
+    /// The member's payments, oldest first.
+    pub payments: Vec<Payment>,
+    /// True while any access record is `active` or `trialing`, or `canceled` with
+    /// `currentPeriodEnd` still in the future.
+    pub has_valid_paywall_subscription: bool,
+}
+
+/// Whether `access` still opens the paywall at `now`.
+pub fn opens_paywall(access: &Access, now: Ts) -> bool {
+    match access.status {
+        AccessStatus::Active | AccessStatus::Trialing => true,
+        AccessStatus::Canceled => access.current_period_end.is_some_and(|end| end > now),
+        AccessStatus::PastDue | AccessStatus::Expired => false,
     }
 }

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::{
     access, events, member,
-    model::{Access, AccessIn, Member, MemberSyncIn, Payment, PaymentIn, Synced},
+    model::{Access, AccessIn, Member, MemberListQuery, MemberSyncIn, Payment, PaymentIn, Synced},
     payment,
 };
 use crate::{
@@ -352,6 +352,74 @@ async fn save_payment(tx: &mut Tx, r: &Payment, new: bool) -> DbResult<()> {
         metadata: &r.metadata,
         created_at: r.created_at,
         updated_at: r.updated_at,
+    })
+}
+
+/// A page of an organization's members, newest first, and how many match.
+pub(super) async fn page(
+    db: &Db,
+    org_id: i64,
+    q: &MemberListQuery,
+) -> DbResult<(Vec<Member>, i64)> {
+    let offset = (q.page - 1) * q.per_page;
+    let pattern = q.search.as_deref().map(|s| {
+        let escaped = s
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        format!("%{escaped}%")
+    });
+    Ok(dispatch!(db.reader(), p => {
+        let mut count = sqlx::QueryBuilder::new("SELECT COUNT(*) FROM members WHERE org_id = ");
+        let mut page = sqlx::QueryBuilder::new(format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = "));
+        for qb in [&mut count, &mut page] {
+            qb.push_bind(org_id);
+            if let Some(p) = &pattern {
+                qb.push(" AND (LOWER(email) LIKE ")
+                    .push_bind(p.clone())
+                    .push(" ESCAPE '\\' OR LOWER(name) LIKE ")
+                    .push_bind(p.clone())
+                    .push(" ESCAPE '\\')");
+            }
+            if let Some(role) = q.role {
+                qb.push(" AND role = ").push_bind(role);
+            }
+            if let Some(status) = q.approval_status {
+                qb.push(" AND approval_status = ").push_bind(status);
+            }
+        }
+        page.push(" ORDER BY created_at DESC, id DESC LIMIT ").push_bind(q.per_page).push(" OFFSET ").push_bind(offset);
+        let total: i64 = count.build_query_scalar().fetch_one(p).await?;
+        let rows: Vec<Member> = page.build_query_as().fetch_all(p).await?;
+        (rows, total)
+    }))
+}
+
+/// The member of the organization with this id.
+pub(super) async fn member_read(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Member>> {
+    let sql = format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2");
+    dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await.map_err(StoreError::from)
+    })
+}
+
+/// The member of the organization with this address, compared by
+/// [`links::email_identity`].
+pub(super) async fn member_with_address(
+    db: &Db,
+    org_id: i64,
+    email: &str,
+) -> DbResult<Option<Member>> {
+    let sql =
+        format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2");
+    dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(links::email_identity(email))
+            .fetch_optional(p)
+            .await
+            .map_err(StoreError::from)
     })
 }
 
