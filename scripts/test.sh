@@ -9,4 +9,6 @@ if [ -z "${JOBBOARD_TEST_POSTGRES_URL:-}" ]; then
   trap 'scripts/pg-stop.sh >/dev/null 2>&1 || true' EXIT
 fi
 export JOBBOARD_TEST_POSTGRES_URL
+# The reference libraries some tests verify against (a test prints SKIPPED without them).
+scripts/test-tools.sh || echo "warning: test tools not installed; their tests print SKIPPED" >&2
 cargo test --workspace "$@"

@@ -74,6 +74,24 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     hex::encode(mac.finalize().into_bytes())
 }
 
+/// The `webhook-signature` of the Standard Webhooks specification: `v1,` and the base64
+/// HMAC-SHA256, keyed by the secret's own bytes, of `{id}.{timestamp}.{body}`. A receiver
+/// verifies it with any Standard Webhooks library given `whsec_` + base64 of the secret.
+pub fn standard_signature(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> String {
+    use base64::Engine;
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC takes keys of any length");
+    mac.update(id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    )
+}
+
 /// The time attempts are scheduled against: the real clock, or a fixed instant (tests).
 #[derive(Debug, Clone, Copy)]
 pub enum Clock {
@@ -181,10 +199,22 @@ impl Sender {
             .header("content-type", "application/json")
             .header("x-service-event", &d.event_type)
             .header("x-service-delivery", d.id.to_string());
-        if sub.target_type == TargetType::Webhook
-            && let Some(secret) = &sub.secret
-        {
-            req = req.header("x-service-signature", sign(secret, &body));
+        if sub.target_type == TargetType::Webhook {
+            // The Standard Webhooks headers beside our own: the delivery id (the same on
+            // every retry, for deduplication) and the attempt's time, both signed.
+            let id = d.id.to_string();
+            let timestamp = attempted_at.0.timestamp();
+            req = req
+                .header("webhook-id", &id)
+                .header("webhook-timestamp", timestamp.to_string());
+            if let Some(secret) = &sub.secret {
+                req = req
+                    .header("x-service-signature", sign(secret, &body))
+                    .header(
+                        "webhook-signature",
+                        standard_signature(secret, &id, timestamp, &body),
+                    );
+            }
         }
         let mut res = match req.body(body).send().await {
             Ok(r) => r,

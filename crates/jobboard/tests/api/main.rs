@@ -25,6 +25,7 @@ mod members_read;
 mod plans;
 mod site_analytics;
 mod smtp_sink;
+mod standard_webhooks;
 mod web;
 mod webhook_receiver;
 mod webhooks;

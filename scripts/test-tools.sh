@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The Python tools some tests call: the Standard Webhooks reference library
+# (`standardwebhooks`, which verifies our deliveries' signatures). Installed from PyPI into
+# a virtual environment (JOBBOARD_VENV, default /var/tmp/jobboard-venv) when missing.
+set -euo pipefail
+VENV="${JOBBOARD_VENV:-/var/tmp/jobboard-venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+if ! "$VENV/bin/python" -c 'import standardwebhooks' 2>/dev/null; then
+  echo "installing standardwebhooks from PyPI into $VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check "standardwebhooks>=1.0,<2"
+fi
