@@ -190,6 +190,37 @@ impl Browser {
         }
     }
 
+    /// Clicks `e`, which loads another page (a link, a form's submit button), and waits
+    /// until the new page has loaded, so nothing is then read from the old one.
+    pub async fn follow(&self, e: Element) {
+        self.client
+            .execute("window.__jbLeaving = true; return true;", vec![])
+            .await
+            .unwrap();
+        e.click().await.unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            // While the page changes the script may fail; that is "not yet".
+            let loaded = self
+                .client
+                .execute(
+                    "return window.__jbLeaving === undefined && document.readyState === 'complete';",
+                    vec![],
+                )
+                .await
+                .is_ok_and(|v| v == Value::Bool(true));
+            if loaded {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no new page after the click (still on {})",
+                self.path().await
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub async fn find_all(&self, css: &str) -> Vec<Element> {
         self.client.find_all(Locator::Css(css)).await.unwrap()
     }

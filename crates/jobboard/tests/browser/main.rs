@@ -57,11 +57,8 @@ async fn a_visitor_searches_reads_and_posts() {
     }
     // Search with the form (no script on the page).
     b.find("#q-search").await.send_keys("rust").await.unwrap();
-    b.find("form[role=search] button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    b.follow(b.find("form[role=search] button[type=submit]").await)
+        .await;
     b.find("ol.jobs").await;
     assert_eq!(b.path().await, "/?search=rust&locations=&is_remote=");
     let links = b.find_all("ol.jobs li h2 a").await;
@@ -69,7 +66,7 @@ async fn a_visitor_searches_reads_and_posts() {
     if axe {
         accessible(&b, "/?search=rust").await;
     }
-    links[0].clone().click().await.unwrap();
+    b.follow(links[0].clone()).await;
     assert_eq!(b.text("main h1").await, "Rust engineer");
     assert_eq!(b.path().await, format!("/jobs/{rust}"));
     let ld = b
@@ -87,7 +84,7 @@ async fn a_visitor_searches_reads_and_posts() {
         .unwrap()
         .to_string();
     b.goto(&format!("{}/jobs/{baker}", t.base)).await;
-    b.find(".apply a.button").await.click().await.unwrap();
+    b.follow(b.find(".apply a.button").await).await;
     assert_eq!(b.path().await, format!("/jobs/{baker}/apply"));
     if axe {
         accessible(&b, "the application form").await;
@@ -107,11 +104,8 @@ async fn a_visitor_searches_reads_and_posts() {
         .send_keys("I bake at night.")
         .await
         .unwrap();
-    b.find(".post-form button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    b.follow(b.find(".post-form button[type=submit]").await)
+        .await;
     assert!(
         b.text(".notice.ok h2")
             .await
@@ -146,11 +140,8 @@ async fn a_visitor_searches_reads_and_posts() {
         .send_keys("not an address")
         .await
         .unwrap();
-    b.find(".post-form button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    b.follow(b.find(".post-form button[type=submit]").await)
+        .await;
     let problem = b.text("#e-contact_email").await;
     assert!(!problem.is_empty(), "the problem is shown beside the field");
     if axe {
@@ -159,11 +150,8 @@ async fn a_visitor_searches_reads_and_posts() {
     let email = b.find("#f-contact_email").await;
     email.clear().await.unwrap();
     email.send_keys("hello@bread.example").await.unwrap();
-    b.find(".post-form button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    b.follow(b.find(".post-form button[type=submit]").await)
+        .await;
     assert!(
         b.text(".notice.ok h2")
             .await
@@ -194,7 +182,7 @@ async fn a_visitor_searches_reads_and_posts() {
     r.expect(201);
     b.goto(&format!("{}/c/events", t.base)).await;
     assert_eq!(b.text("main h1").await, "Events");
-    b.find("ol.cms-items h2 a").await.click().await.unwrap();
+    b.follow(b.find("ol.cms-items h2 a").await).await;
     assert_eq!(b.text("main h1").await, "Rust meetup");
     if axe {
         accessible(&b, "a CMS item page").await;
