@@ -85,16 +85,9 @@ async fn list_applications(
     let lq = ApplicationListQuery::read(&mut q);
     q.finish()?;
     let page = applications::list(&app.db, auth.org_id, &lq).await?;
-    let total_pages = page.total_pages(lq.per_page);
     Ok(Json(ApplicationListOut {
         meta: ApplicationListMeta {
-            pagination: Pagination {
-                current_page: lq.page,
-                per_page: lq.per_page,
-                total_items: page.total,
-                total_pages,
-                has_more: lq.page < total_pages,
-            },
+            pagination: Pagination::of(lq.page, lq.per_page, page.total),
             filters: ApplicationFilters {
                 job_id: lq.job_id,
                 status: lq.status,

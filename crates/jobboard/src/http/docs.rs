@@ -51,6 +51,20 @@ pub struct Pagination {
     pub has_more: bool,
 }
 
+impl Pagination {
+    /// Page `page` of `per_page` items out of `total`.
+    pub fn of(page: i64, per_page: i64, total: i64) -> Pagination {
+        let total_pages = (total + per_page - 1) / per_page;
+        Pagination {
+            current_page: page,
+            per_page,
+            total_items: total,
+            total_pages,
+            has_more: page < total_pages,
+        }
+    }
+}
+
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(

@@ -72,16 +72,9 @@ async fn list_members(
     let lq = MemberListQuery::read(&mut q);
     q.finish()?;
     let page = members::page(&app.db, auth.org_id, &lq).await?;
-    let total_pages = (page.total + lq.per_page - 1) / lq.per_page;
     Ok(Json(MemberListOut {
         meta: MemberListMeta {
-            pagination: Pagination {
-                current_page: lq.page,
-                per_page: lq.per_page,
-                total_items: page.total,
-                total_pages,
-                has_more: lq.page < total_pages,
-            },
+            pagination: Pagination::of(lq.page, lq.per_page, page.total),
             filters: MemberFilters {
                 search: lq.search,
                 role: lq.role,

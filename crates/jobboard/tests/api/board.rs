@@ -27,6 +27,33 @@ pub async fn job(t: &TestApp, mut body: Value) -> String {
     r.body["data"]["slug"].as_str().unwrap().to_string()
 }
 
+/// Posts a board form to `path` as a browser on this board does (its `Origin`), unless
+/// `headers` say otherwise; redirects are not followed.
+pub async fn post_form(
+    t: &TestApp,
+    path: &str,
+    fields: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Resp {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut rb = client
+        .post(format!("{}{path}", t.base))
+        .header("accept", "text/html")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(fields).unwrap());
+    if !headers.iter().any(|(k, _)| *k == "origin") {
+        rb = rb.header("origin", t.base.clone());
+    }
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    Resp::read(rb.send().await.unwrap()).await
+}
+
 pub fn sel(s: &str) -> Selector {
     Selector::parse(s).unwrap()
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::{
     backends,
-    board::{job, sel},
+    board::{job, post_form, sel},
     common::*,
     webhook_receiver::Receiver,
 };
@@ -37,23 +37,7 @@ async fn token(t: &TestApp, slug: &str) -> String {
 
 /// Posts the form of `slug` as a browser on this board does, plus `headers`.
 async fn send(t: &TestApp, slug: &str, fields: &[(&str, &str)], headers: &[(&str, &str)]) -> Resp {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(Policy::none())
-        .build()
-        .unwrap();
-    let mut rb = client
-        .post(format!("{}/jobs/{slug}/apply", t.base))
-        .header("accept", "text/html")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(fields).unwrap());
-    if !headers.iter().any(|(k, _)| *k == "origin") {
-        rb = rb.header("origin", t.base.clone());
-    }
-    for (k, v) in headers {
-        rb = rb.header(*k, *v);
-    }
-    Resp::read(rb.send().await.unwrap()).await
+    post_form(t, &format!("/jobs/{slug}/apply"), fields, headers).await
 }
 
 async fn applications(t: &TestApp) -> Vec<Value> {

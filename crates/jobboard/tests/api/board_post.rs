@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::{
     backends,
-    board::{job, listed, sel},
+    board::{job, listed, post_form, sel},
     common::*,
 };
 
@@ -38,23 +38,7 @@ async fn token(t: &TestApp, host: Option<&str>) -> String {
 
 /// Posts the form (as a browser on this board does unless `headers` say otherwise).
 async fn submit(t: &TestApp, fields: &[(&str, &str)], headers: &[(&str, &str)]) -> Resp {
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(Policy::none())
-        .build()
-        .unwrap();
-    let mut rb = client
-        .post(format!("{}/post-a-job", t.base))
-        .header("accept", "text/html")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(fields).unwrap());
-    if !headers.iter().any(|(k, _)| *k == "origin") {
-        rb = rb.header("origin", t.base.clone());
-    }
-    for (k, v) in headers {
-        rb = rb.header(*k, *v);
-    }
-    Resp::read(rb.send().await.unwrap()).await
+    post_form(t, "/post-a-job", fields, headers).await
 }
 
 async fn count(t: &TestApp) -> usize {

@@ -95,10 +95,3 @@ pub struct ApplicationPage {
     pub rows: Vec<Application>,
     pub total: i64,
 }
-
-impl ApplicationPage {
-    /// The number of pages (0 when there are no items).
-    pub fn total_pages(&self, per_page: i64) -> i64 {
-        (self.total + per_page - 1) / per_page
-    }
-}
