@@ -28,6 +28,22 @@ impl Ts {
         Ts::from_micros(dt.timestamp_micros())
     }
 
+    /// This instant plus `d` (the last instant when that is past it).
+    pub fn later_by(&self, d: std::time::Duration) -> Ts {
+        Ts::from_micros(
+            self.micros()
+                .saturating_add(i64::try_from(d.as_micros()).unwrap_or(i64::MAX)),
+        )
+    }
+
+    /// This instant less `d` (the first instant when that is before it).
+    pub fn earlier_by(&self, d: std::time::Duration) -> Ts {
+        Ts::from_micros(
+            self.micros()
+                .saturating_sub(i64::try_from(d.as_micros()).unwrap_or(i64::MAX)),
+        )
+    }
+
     pub fn micros(&self) -> i64 {
         self.0.timestamp_micros()
     }

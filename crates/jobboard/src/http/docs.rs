@@ -111,27 +111,9 @@ pub fn finish(mut doc: OpenApi) -> OpenApi {
         "api_key",
         Vec::<String>::new(),
     )]);
-    each_operation(&mut doc, add_error_responses);
+    super::links::each_operation(&mut doc, add_error_responses);
     super::links::add(&mut doc);
     doc
-}
-
-/// Calls `f` on every operation of the document.
-pub(super) fn each_operation(doc: &mut OpenApi, mut f: impl FnMut(&mut Operation)) {
-    for item in doc.paths.paths.values_mut() {
-        for op in [
-            &mut item.get,
-            &mut item.post,
-            &mut item.put,
-            &mut item.patch,
-            &mut item.delete,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            f(op);
-        }
-    }
 }
 
 fn add_error_responses(op: &mut Operation) {

@@ -2,7 +2,7 @@
 //! clients and stateful testers can follow a created job, item, application or
 //! subscription to the operations that read, change and delete it.
 
-use utoipa::openapi::{OpenApi, RefOr, link::Link};
+use utoipa::openapi::{OpenApi, RefOr, link::Link, path::Operation};
 
 /// A link from the answer of `from` (operation id) to `to`, with the path parameters
 /// given as runtime expressions.
@@ -55,7 +55,7 @@ const FOLLOWS: &[Follow] = &[
 
 /// Adds the links of [`FOLLOWS`] to every success answer of their source operations.
 pub fn add(doc: &mut OpenApi) {
-    super::docs::each_operation(doc, |op| {
+    each_operation(doc, |op| {
         let Some(id) = op.operation_id.clone() else {
             return;
         };
@@ -79,6 +79,24 @@ pub fn add(doc: &mut OpenApi) {
             }
         }
     });
+}
+
+/// Calls `f` on every operation of the document.
+pub(super) fn each_operation(doc: &mut OpenApi, mut f: impl FnMut(&mut Operation)) {
+    for item in doc.paths.paths.values_mut() {
+        for op in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            f(op);
+        }
+    }
 }
 
 #[cfg(test)]

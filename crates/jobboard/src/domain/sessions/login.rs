@@ -8,7 +8,7 @@ use std::{net::IpAddr, time::Duration};
 
 use sha2::{Digest, Sha256};
 
-use super::{Policy, after, before, start, store};
+use super::{Policy, start, store};
 use crate::{
     db::Db,
     domain::{Result, Ts, links, users},
@@ -50,14 +50,14 @@ pub async fn login(db: &Db, attempt: Attempt<'_>, now: Ts, policy: &Policy) -> R
             .address
             .map_or_else(|| "unknown".to_string(), |a| a.to_string()),
     );
-    let since = before(now, policy.attempts_window);
+    let since = now.earlier_by(policy.attempts_window);
     let (by_account, account_start) = store::count_attempt(db, &account, now, since).await?;
     let (by_address, address_start) = store::count_attempt(db, &address, now, since).await?;
     let over_account = by_account > i64::from(policy.attempts_per_account);
     let over_address = by_address > i64::from(policy.attempts_per_address);
     if over_account || over_address {
         let window_end = |start: Ts| {
-            let end = after(start, policy.attempts_window);
+            let end = start.later_by(policy.attempts_window);
             Duration::from_micros(u64::try_from(end.micros() - now.micros()).unwrap_or(0))
         };
         let mut retry_after = Duration::ZERO;

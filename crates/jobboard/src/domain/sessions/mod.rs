@@ -53,20 +53,6 @@ impl Default for Policy {
     }
 }
 
-/// `now` less `d`.
-pub(crate) fn before(now: Ts, d: Duration) -> Ts {
-    Ts::from_micros(now.micros().saturating_sub(micros(d)))
-}
-
-/// `now` plus `d`.
-pub(crate) fn after(now: Ts, d: Duration) -> Ts {
-    Ts::from_micros(now.micros().saturating_add(micros(d)))
-}
-
-fn micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
-}
-
 /// The SHA-256 of a session id, as stored.
 pub fn id_hash(id: &str) -> Vec<u8> {
     Sha256::digest(id.as_bytes()).to_vec()
@@ -96,7 +82,7 @@ pub async fn start(db: &Db, user: &User, now: Ts, policy: &Policy) -> Result<Str
         user.id,
         user.org_id,
         now,
-        after(now, policy.lifetime),
+        now.later_by(policy.lifetime),
     )
     .await?;
     Ok(id)
@@ -109,10 +95,10 @@ pub async fn resume(db: &Db, id: &str, now: Ts, policy: &Policy) -> Result<Optio
         return Ok(None);
     }
     let hash = id_hash(id);
-    let Some(s) = store::find(db, &hash, now, before(now, policy.idle)).await? else {
+    let Some(s) = store::find(db, &hash, now, now.earlier_by(policy.idle)).await? else {
         return Ok(None);
     };
-    if s.last_seen_at.micros() < before(now, Duration::from_secs(60)).micros() {
+    if s.last_seen_at.micros() < now.earlier_by(Duration::from_secs(60)).micros() {
         store::touch(db, &hash, now).await?;
     }
     Ok(Some(s))
@@ -133,8 +119,8 @@ pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
     let n = store::purge(
         db,
         now,
-        before(now, policy.idle),
-        before(now, policy.attempts_window),
+        now.earlier_by(policy.idle),
+        now.earlier_by(policy.attempts_window),
     )
     .await?;
     Ok(n + crate::domain::users::setup::purge(db, now).await?)

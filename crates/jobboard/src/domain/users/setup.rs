@@ -29,7 +29,7 @@ pub async fn create_link(
     let mut raw = [0u8; 32];
     rand::rng().fill_bytes(&mut raw);
     let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
-    let expires = crate::domain::sessions::after(now, lifetime);
+    let expires = now.later_by(lifetime);
     store::insert_link(db, &digest(&token), org_id, now, expires).await?;
     Ok(token)
 }

@@ -23,7 +23,7 @@ use crate::{
         Error, FieldError, Ts,
         analytics::EventType,
         applications,
-        jobs::{self, ApplyMethod, Job},
+        jobs::{self, Job},
     },
     web::{
         error::PageError,
@@ -40,15 +40,6 @@ const FIELDS: &[(&str, FormValue)] = &[
     ("resume_url", FormValue::Text),
     ("cover_letter", FormValue::Text),
 ];
-
-/// True when candidates apply to `job` on the board itself.
-pub(super) fn hosted(job: &Job) -> bool {
-    match job.how_to_apply_method {
-        Some(ApplyMethod::Form) => true,
-        None => format::apply_target(job).is_none(),
-        Some(_) => false,
-    }
-}
 
 #[derive(Template)]
 #[template(path = "board/apply.html")]
@@ -179,7 +170,7 @@ pub async fn show(
             Some(job.id),
         );
     }
-    if hosted(&job) {
+    if format::hosted(&job) {
         return Ok(page(
             &app,
             &site,
@@ -218,7 +209,7 @@ pub async fn submit(
         return Err(PageError::not_found());
     }
     let job = live_job(&app, &site, &slug, Ts::now()).await?;
-    if !hosted(&job) {
+    if !format::hosted(&job) {
         return Err(PageError::not_found());
     }
     let unsent = "the application was not sent";

@@ -111,6 +111,15 @@ fn email_href(target: &str) -> Option<String> {
     links::renderable_href(&format!("mailto:{address}"))
 }
 
+/// True when candidates apply to `job` on the board itself.
+pub fn hosted(job: &Job) -> bool {
+    match job.how_to_apply_method {
+        Some(ApplyMethod::Form) => true,
+        None => apply_target(job).is_none(),
+        Some(_) => false,
+    }
+}
+
 /// `target` as a `Location` header may carry it: bytes outside visible ASCII (a space in
 /// a phone number, letters of an international address) percent-encoded.
 pub fn location_header(target: &str) -> String {

@@ -114,7 +114,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         &jsonld::Context {
             url: &url,
             board_name: &site.org.name,
-            direct_apply: super::apply::hosted(&job),
+            direct_apply: format::hosted(&job),
         },
     ));
     let logo = job
@@ -140,7 +140,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
     chrome.canonical = Some(url.clone());
     let target = format::apply_target(&job);
     let apply_label = match (job.how_to_apply_method, target.as_deref()) {
-        _ if super::apply::hosted(&job) => "Apply on this board",
+        _ if format::hosted(&job) => "Apply on this board",
         (_, Some(t)) if t.starts_with("mailto:") => "Apply by email",
         (_, Some(t)) if t.starts_with("tel:") => "Apply by phone",
         (Some(ApplyMethod::FormExternal), _) => "Apply with the company’s form",
@@ -183,8 +183,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         closes: job
             .expires_at
             .map(|t| (format::date(t), format::iso_date(t))),
-        apply_url: (target.is_some() || super::apply::hosted(&job))
-            .then(|| format!("{path}/apply")),
+        apply_url: (target.is_some() || format::hosted(&job)).then(|| format!("{path}/apply")),
         apply_label,
         apply_shown,
         instructions,
