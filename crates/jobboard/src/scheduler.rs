@@ -1,4 +1,5 @@
-//! The scheduler: time-driven transitions (job expiry, CMS publishing windows).
+//! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
+//! records whose `cancelAt` has come).
 //!
 //! Every step is an ordinary storage call that moves records whose moment has passed,
 //! each in its own transaction together with its events, guarded by the record's current
@@ -26,6 +27,10 @@ pub async fn tick(app: &AppState) -> u64 {
     match crate::domain::cms::expire_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "CMS expiry step failed"),
+    }
+    match crate::domain::members::cancel_due(&app.db, now).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "subscription cancellation step failed"),
     }
     moved
 }

@@ -37,6 +37,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(11, "0011_member_email_identity"),
     migration!(12, "0012_board"),
     migration!(14, "0014_dashboard"),
+    migration!(17, "0017_access_cancel_due"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

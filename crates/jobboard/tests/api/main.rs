@@ -21,6 +21,7 @@ mod jobs;
 mod mail;
 mod mail_nodes;
 mod members;
+mod members_cancel;
 mod members_read;
 mod plans;
 mod site_analytics;

@@ -55,6 +55,12 @@ pub async fn lookup(db: &Db, org_id: i64, lookup: &str) -> Result<MemberRecord> 
     })
 }
 
+/// Cancels the access records whose `cancelAt` has come (see the scheduler), each with
+/// `subscription.canceled`, once even with several nodes. Answers how many moved.
+pub async fn cancel_due(db: &Db, now: Ts) -> Result<u64> {
+    Ok(store::cancel_due(db, now).await?)
+}
+
 /// Every member of the organization, oldest first.
 pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Member>> {
     Ok(store::members(db, org_id).await?)

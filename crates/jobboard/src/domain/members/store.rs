@@ -6,7 +6,10 @@ use uuid::Uuid;
 
 use super::{
     access, events, member,
-    model::{Access, AccessIn, Member, MemberListQuery, MemberSyncIn, Payment, PaymentIn, Synced},
+    model::{
+        Access, AccessIn, AccessStatus, Member, MemberListQuery, MemberSyncIn, Payment, PaymentIn,
+        Synced,
+    },
     payment,
 };
 use crate::{
@@ -455,4 +458,49 @@ pub(super) async fn payments(
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(user_id).fetch_all(p).await.map_err(StoreError::from)
     })
+}
+
+/// Moves every access record whose `cancel_at` has come (and which is not canceled or
+/// expired yet) to `canceled`, each in its own transaction with `subscription.canceled`.
+/// The move is guarded by the record's status, so with several nodes each happens once.
+pub(super) async fn cancel_due(db: &Db, now: Ts) -> DbResult<u64> {
+    let mut moved = 0;
+    loop {
+        let due: Vec<(i64, Uuid)> = dispatch!(db.reader(), p => {
+            sqlx::query_as(
+                "SELECT org_id, id FROM member_access
+                 WHERE cancel_at IS NOT NULL AND status IN ('active', 'trialing', 'past_due') AND cancel_at <= $1
+                 ORDER BY cancel_at LIMIT 200",
+            )
+            .bind(now)
+            .fetch_all(p)
+            .await?
+        });
+        let batch = due.len();
+        for (org_id, id) in due {
+            let mut tx = db.begin().await?;
+            let sql = format!(
+                "UPDATE member_access SET status = $4, canceled_at = COALESCE(canceled_at, cancel_at), updated_at = $3
+                 WHERE org_id = $1 AND id = $2 AND cancel_at <= $3 AND status IN ('active', 'trialing', 'past_due')
+                 RETURNING {ACCESS_COLUMNS}"
+            );
+            let record: Option<Access> = dispatch_tx!(&mut tx, t => {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(org_id)
+                    .bind(id)
+                    .bind(now)
+                    .bind(AccessStatus::Canceled)
+                    .fetch_optional(&mut **t)
+                    .await?
+            });
+            if let Some(r) = record {
+                outbox::emit_event(&mut tx, org_id, &events::subscription_canceled(&r)).await?;
+                tx.commit().await?;
+                moved += 1;
+            }
+        }
+        if batch < 200 {
+            return Ok(moved);
+        }
+    }
 }
