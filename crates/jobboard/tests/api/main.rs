@@ -18,6 +18,7 @@ mod foundation;
 mod hardening;
 mod hardening_input;
 mod jobs;
+mod jobs_apply_method;
 mod mail;
 mod mail_nodes;
 mod members;

@@ -55,6 +55,7 @@ pub async fn create(db: &Db, org_id: i64, mut body: Input) -> Result<Job> {
     let mut job = Job::default();
     let sent = Sent::of(&changes);
     changes.apply(&mut job);
+    derive_method(&mut job, &sent);
     errors.extend(check_rules(&job, &sent));
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
@@ -110,6 +111,7 @@ async fn apply(
     store::update(db, org_id, id, |current| {
         let mut next = current.clone();
         changes.apply(&mut next);
+        derive_method(&mut next, &sent);
         if let Some(text) = text {
             next.description_text = text;
         }
@@ -141,6 +143,29 @@ pub async fn expire_due(db: &Db, now: Ts) -> Result<u64> {
 struct Sent {
     salary_min: bool,
     how_to_apply: bool,
+}
+
+/// When `how_to_apply` was sent and the job has no method (none sent, none stored), the
+/// method its text names: an email address is `email`, an http(s) URL `website`, a phone
+/// number `phone`, anything else `form` (candidates apply on the board).
+fn derive_method(job: &mut Job, sent: &Sent) {
+    if !sent.how_to_apply || job.how_to_apply_method.is_some() {
+        return;
+    }
+    if let Some(target) = job.how_to_apply.as_deref() {
+        let target = target.trim();
+        job.how_to_apply_method = Some(
+            if links::is_email(target.strip_prefix("mailto:").unwrap_or(target)) {
+                ApplyMethod::Email
+            } else if links::is_http_url(target) {
+                ApplyMethod::Website
+            } else if links::is_phone(target.strip_prefix("tel:").unwrap_or(target)) {
+                ApplyMethod::Phone
+            } else {
+                ApplyMethod::Form
+            },
+        );
+    }
 }
 
 impl Sent {
@@ -239,6 +264,17 @@ fn check_rules(job: &Job, sent: &Sent) -> Vec<FieldError> {
                     field,
                     "invalid_format",
                     "With how_to_apply_method website or form-external, how_to_apply must be an absolute http(s) URL.",
+                ));
+            }
+            ApplyMethod::Phone
+                if !links::is_phone(
+                    target.trim().strip_prefix("tel:").unwrap_or(target.trim()),
+                ) =>
+            {
+                errors.push(FieldError::new(
+                    field,
+                    "invalid_format",
+                    "With how_to_apply_method phone, how_to_apply must be a telephone number (6 to 20 digits, an optional leading +).",
                 ));
             }
             ApplyMethod::Email if !links::is_email(target) => {

@@ -41,7 +41,7 @@ text_enum!(
 text_enum!(
     /// How candidates apply: the board's own `form`, an `email` address, a `website`, or
     /// an external form (`form-external`).
-    ApplyMethod { Form = "form", Email = "email", Website = "website", FormExternal = "form-external" }
+    ApplyMethod { Form = "form", Email = "email", Website = "website", FormExternal = "form-external", Phone = "phone" }
 );
 
 text_enum!(

@@ -98,6 +98,10 @@ pub fn apply_target(job: &Job) -> Option<String> {
     match job.how_to_apply_method {
         Some(ApplyMethod::Website | ApplyMethod::FormExternal) => links::renderable_href(target),
         Some(ApplyMethod::Email) => email_href(target),
+        Some(ApplyMethod::Phone) => {
+            let number = target.strip_prefix("tel:").unwrap_or(target).trim();
+            links::renderable_href(&format!("tel:{number}"))
+        }
         Some(ApplyMethod::Form) => None,
         None => links::renderable_href(target).or_else(|| email_href(target)),
     }

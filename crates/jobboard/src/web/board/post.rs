@@ -144,6 +144,7 @@ fn groups(form: &FormData, errors: &FieldMessages, categories: Vec<Category>) ->
     let methods = vec![
         ("email".to_string(), "By email".to_string()),
         ("website".to_string(), "On our website".to_string()),
+        ("phone".to_string(), "By phone".to_string()),
         (
             "form-external".to_string(),
             "With our own application form".to_string(),
