@@ -63,23 +63,51 @@ pub async fn rss(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, PageError> {
-    let q = BoardQuery::read(raw.as_deref())?;
-    let key = format!("/feed.xml{}", q.canonical());
-    let rendered = cached(&app, &site, &key, &headers, || async {
+    serve(&app, &site, &headers, raw.as_deref(), Kind::Rss).await
+}
+
+/// The JSON Feed 1.1.
+pub async fn json(
+    State(app): State<AppState>,
+    site: Site,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, PageError> {
+    serve(&app, &site, &headers, raw.as_deref(), Kind::JsonFeed).await
+}
+
+/// A feed of `kind` for the query `raw`, from the page cache.
+async fn serve(
+    app: &AppState,
+    site: &Site,
+    headers: &HeaderMap,
+    raw: Option<&str>,
+    kind: Kind,
+) -> Result<Response, PageError> {
+    let q = BoardQuery::read(raw)?;
+    let file = if kind == Kind::Rss {
+        "feed.xml"
+    } else {
+        "feed.json"
+    };
+    let path = format!("/{file}{}", q.canonical());
+    let rendered = cached(app, site, &path, headers, || async {
         let now = Ts::now();
-        let feed = read(&app, &site, &q, now).await?;
-        let body = rss_body(
-            &site,
-            &feed,
-            &site.url(&format!("/feed.xml{}", q.canonical())),
-        );
+        let feed = read(app, site, &q, now).await?;
+        let self_url = site.url(&path);
+        let body = if kind == Kind::Rss {
+            rss_body(site, &feed, &self_url).into_bytes()
+        } else {
+            serde_json::to_vec(&json_body(site, &feed, &self_url))
+                .map_err(|e| PageError::internal(&e))?
+        };
         Ok((
-            Rendered::new(body.into_bytes()),
-            list_deadline(&app, site.org.id, now).await?,
+            Rendered::new(body),
+            list_deadline(app, site.org.id, now).await?,
         ))
     })
     .await?;
-    Ok(respond(rendered, &headers, &site, Kind::Rss))
+    Ok(respond(rendered, headers, site, kind))
 }
 
 fn rss_body(site: &Site, feed: &Feed, self_url: &str) -> String {
@@ -131,33 +159,6 @@ fn rss_body(site: &Site, feed: &Feed, self_url: &str) -> String {
     }
     s.push_str("</channel>\n</rss>\n");
     s
-}
-
-/// The JSON Feed 1.1.
-pub async fn json(
-    State(app): State<AppState>,
-    site: Site,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, PageError> {
-    let q = BoardQuery::read(raw.as_deref())?;
-    let key = format!("/feed.json{}", q.canonical());
-    let rendered = cached(&app, &site, &key, &headers, || async {
-        let now = Ts::now();
-        let feed = read(&app, &site, &q, now).await?;
-        let doc = json_body(
-            &site,
-            &feed,
-            &site.url(&format!("/feed.json{}", q.canonical())),
-        );
-        let body = serde_json::to_vec(&doc).map_err(|e| PageError::internal(&e))?;
-        Ok((
-            Rendered::new(body),
-            list_deadline(&app, site.org.id, now).await?,
-        ))
-    })
-    .await?;
-    Ok(respond(rendered, &headers, &site, Kind::JsonFeed))
 }
 
 fn json_body(site: &Site, feed: &Feed, self_url: &str) -> Value {
