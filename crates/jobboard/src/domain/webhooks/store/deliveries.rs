@@ -119,6 +119,21 @@ pub async fn create_ping(db: &Db, sub: &Subscription) -> DbResult<Delivery> {
     })
 }
 
+/// Binds the values of an attempt of delivery `$d` with outcome `$o`, in this order: a new
+/// id, the attempt number, status code, error, duration, response excerpt and time (one
+/// order for both ways `record` writes an attempt).
+macro_rules! bind_attempt {
+    ($q:expr, $d:expr, $o:expr) => {
+        $q.bind(Uuid::now_v7())
+            .bind($d.attempts + 1)
+            .bind($o.status_code)
+            .bind($o.error.as_deref())
+            .bind($o.duration_ms)
+            .bind($o.response_excerpt.as_deref())
+            .bind($o.attempted_at)
+    };
+}
+
 /// Records an attempt of a delivery leased by `owner` and moves the delivery on; keeps the
 /// subscription's failure streak and disables it when the streak is `disable_after_us`
 /// long (or on `Gone`). Returns false when the lease was lost (nothing recorded).
@@ -135,7 +150,7 @@ pub async fn record(
         && let Some(pool) = db.pg()
     {
         // The common case in one statement (one round trip, atomic on its own).
-        let n: i64 = sqlx::query_scalar(
+        let q = sqlx::query_scalar(
             "WITH upd AS (
                  UPDATE webhook_deliveries SET status = $11, next_attempt_at = NULL, attempts = attempts + 1,
                      lease_owner = NULL, lease_until = NULL, updated_at = $3
@@ -152,17 +167,11 @@ pub async fn record(
         )
         .bind(d.id)
         .bind(owner)
-        .bind(now)
-        .bind(Uuid::now_v7())
-        .bind(d.attempts + 1)
-        .bind(outcome.status_code)
-        .bind(outcome.error.as_deref())
-        .bind(outcome.duration_ms)
-        .bind(outcome.response_excerpt.as_deref())
-        .bind(outcome.attempted_at)
-        .bind(DeliveryStatus::Succeeded)
-        .fetch_one(pool)
-        .await?;
+        .bind(now);
+        let n: i64 = bind_attempt!(q, d, outcome)
+            .bind(DeliveryStatus::Succeeded)
+            .fetch_one(pool)
+            .await?;
         return Ok(n > 0);
     }
     let (next_at, step) = match next {
@@ -190,18 +199,12 @@ pub async fn record(
         return Ok(false);
     }
     dispatch_tx!(&mut tx, t => {
-        sqlx::query(
+        let q = sqlx::query(
             "INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             VALUES ($2, $1, $3, $4, $5, $6, $7, $8)",
         )
-        .bind(Uuid::now_v7())
-        .bind(d.id)
-        .bind(d.attempts + 1)
-        .bind(outcome.status_code)
-        .bind(outcome.error.as_deref())
-        .bind(outcome.duration_ms)
-        .bind(outcome.response_excerpt.as_deref())
-        .bind(outcome.attempted_at)
+        .bind(d.id);
+        bind_attempt!(q, d, outcome)
         .execute(&mut **t)
         .await?;
     });
