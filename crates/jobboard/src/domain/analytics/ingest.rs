@@ -69,16 +69,7 @@ pub async fn ingest(db: &Db, org_id: i64, mut body: Input, client: &Client) -> R
 /// Adds an `events[i].job_id` error for every event naming a job that is not one of the
 /// organization's (looked up in one query).
 async fn check_jobs(db: &Db, org_id: i64, valid: &[Valid], body: &mut Input) -> Result<()> {
-    let ids: Vec<Uuid> = valid
-        .iter()
-        .filter_map(|v| v.event.job_id)
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
-    let known: HashSet<Uuid> = owned_ids(db, Owned::Jobs, org_id, &ids)
-        .await?
-        .into_iter()
-        .collect();
+    let known = known_jobs(db, org_id, valid.iter().filter_map(|v| v.event.job_id)).await?;
     for v in valid {
         if let Some(j) = v.event.job_id
             && !known.contains(&j)
@@ -174,16 +165,7 @@ pub async fn record_views(db: &Db, mut views: Vec<View>) -> Result<usize> {
     let mut recorded = 0;
     for group in views.chunk_by(|a, b| a.org_id == b.org_id) {
         let org_id = group[0].org_id;
-        let ids: Vec<Uuid> = group
-            .iter()
-            .filter_map(|v| v.job_id)
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
-        let known: HashSet<Uuid> = owned_ids(db, Owned::Jobs, org_id, &ids)
-            .await?
-            .into_iter()
-            .collect();
+        let known = known_jobs(db, org_id, group.iter().filter_map(|v| v.job_id)).await?;
         let mut salts = Salts::default();
         let mut hits = Vec::with_capacity(group.len());
         for v in group {
@@ -202,6 +184,19 @@ pub async fn record_views(db: &Db, mut views: Vec<View>) -> Result<usize> {
         recorded += hits.len();
     }
     Ok(recorded)
+}
+
+/// Which of `ids` are jobs of the organization (one query for the distinct ids).
+async fn known_jobs(
+    db: &Db,
+    org_id: i64,
+    ids: impl Iterator<Item = Uuid>,
+) -> Result<HashSet<Uuid>> {
+    let ids: Vec<Uuid> = ids.collect::<HashSet<_>>().into_iter().collect();
+    Ok(owned_ids(db, Owned::Jobs, org_id, &ids)
+        .await?
+        .into_iter()
+        .collect())
 }
 
 /// The first 16 bytes of the SHA-256 of `parts`, each prefixed with its length (so no
