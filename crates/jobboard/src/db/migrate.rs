@@ -38,6 +38,8 @@ const MIGRATIONS: &[Migration] = &[
     migration!(12, "0012_board"),
     migration!(14, "0014_dashboard"),
     migration!(17, "0017_access_cancel_due"),
+    migration!(19, "0019_payments_outlive_members"),
+    migration!(20, "0020_webhook_secret_rotation"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

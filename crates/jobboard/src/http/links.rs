@@ -50,6 +50,7 @@ const FOLLOWS: &[Follow] = &[
     follow("create_webhook", "delete_webhook", DATA_ID),
     follow("create_webhook", "list_deliveries", DATA_ID),
     follow("create_webhook", "test_webhook", DATA_ID),
+    follow("create_webhook", "recover_webhook", DATA_ID),
     follow("test_webhook", "retry_delivery", DELIVERY),
 ];
 

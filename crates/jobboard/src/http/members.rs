@@ -15,8 +15,8 @@ use super::{Auth, JsonBody, Query, docs::Pagination};
 use crate::{
     app::AppState,
     domain::members::{
-        self, Access, ApprovalStatus, Member, MemberListQuery, MemberRecord, MemberSyncIn, Payment,
-        Role,
+        self, Access, AccessActionIn, ApprovalStatus, Member, MemberListQuery, MemberRecord,
+        MemberSyncIn, Payment, Role,
     },
     error::ApiResult,
 };
@@ -26,6 +26,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(sync_member))
         .routes(routes!(list_members))
         .routes(routes!(get_member))
+        .routes(routes!(member_access))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -157,6 +158,62 @@ async fn sync_member(
                 created: out.created,
                 access: out.access,
                 payment: out.payment,
+            },
+        }),
+    ))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct AccessActionOut {
+    pub data: AccessActionData,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct AccessActionData {
+    /// The member (after `delete_member`: as it was).
+    pub member: Member,
+    /// The access record as it is now; null after `delete_member`.
+    #[schema(required = true)]
+    pub access: Option<Access>,
+}
+
+/// Act on a member's access record: activate, expire, cancel, reactivate, mark past due,
+/// or delete the member.
+///
+/// The member is named by `userId` or `email`; the record by `processorSubscriptionId`,
+/// else the latest of `planId`, else the member's latest. `activate` makes the record
+/// active (creating it, `201`, when the member has none of `planId`); `expire_now` and
+/// `cancel_now` end it at `effectiveAt` (default now); `cancel_at_period_end` sets
+/// `cancelAt` to `effectiveAt` or `currentPeriodEnd` (the scheduler cancels it then);
+/// `reactivate` undoes a cancellation while the paid period lasts; `mark_past_due` marks
+/// an active or trialing record; `delete_member` removes the member and its records (its
+/// payments stay, with a null `userId`). A move the record's state forbids is `409
+/// conflict`; repeating an action changes nothing. The change and its event
+/// (`subscription.created`, `subscription.canceled`, `subscription.updated`,
+/// `user.deleted`) are written together. Needs the `members:write` scope.
+#[utoipa::path(post, path = "/members/access", tag = "members", request_body = AccessActionIn,
+    responses(
+        (status = 200, description = "The action was applied (or changed nothing).", body = AccessActionOut),
+        (status = 201, description = "`activate` created the access record.", body = AccessActionOut),
+    ))]
+async fn member_access(
+    State(app): State<AppState>,
+    auth: Auth,
+    JsonBody(input): JsonBody,
+) -> ApiResult<(StatusCode, Json<AccessActionOut>)> {
+    auth.require("members:write")?;
+    let out = members::act(&app.db, auth.org_id, input).await?;
+    let status = if out.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((
+        status,
+        Json(AccessActionOut {
+            data: AccessActionData {
+                member: out.member,
+                access: out.access,
             },
         }),
     ))

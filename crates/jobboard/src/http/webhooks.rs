@@ -18,8 +18,8 @@ use crate::{
     domain::{
         Ts,
         webhooks::{
-            self, Attempt, Delivery, DeliveryListQuery, EventName, Subscription, TargetType,
-            WebhookIn, WebhookPatch,
+            self, Attempt, Delivery, DeliveryListQuery, EventName, RecoverIn, Subscription,
+            TargetType, WebhookIn, WebhookPatch,
         },
     },
     error::ApiResult,
@@ -33,6 +33,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_deliveries))
         .routes(routes!(retry_delivery))
         .routes(routes!(test_webhook))
+        .routes(routes!(recover_webhook))
 }
 
 /// A webhook subscription (the secret is never returned).
@@ -47,11 +48,16 @@ pub struct Webhook {
     pub updated_at: Ts,
     pub event: EventName,
     pub target_type: TargetType,
+    /// While a secret rotation lasts: when the replaced secret stops signing deliveries.
+    /// Null otherwise.
+    #[schema(required = true)]
+    pub previous_secret_expires_at: Option<Ts>,
 }
 
 impl From<Subscription> for Webhook {
     fn from(s: Subscription) -> Self {
         Webhook {
+            previous_secret_expires_at: s.rotation_ends_at(Ts::now()),
             id: s.id,
             target_url: s.target_url,
             is_enabled: s.is_enabled,
@@ -204,8 +210,10 @@ async fn get_webhook(
 
 /// Change a subscription's `event`, `target_url`, `secret` or `is_enabled`.
 ///
-/// A change that makes it equal to another subscription (same event, target type and URL)
-/// is `409 conflict`. Needs the `webhooks:write` scope.
+/// A new `secret` starts a rotation: the replaced secret keeps signing deliveries, beside
+/// the new one, for `secret_grace_seconds` (default 24 hours; `previous_secret_expires_at`
+/// says until when). A change that makes it equal to another subscription (same event,
+/// target type and URL) is `409 conflict`. Needs the `webhooks:write` scope.
 #[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", request_body = WebhookPatch,
     params(("id" = Uuid, Path, description = "The subscription id.")),
     responses((status = 200, description = "The updated subscription.", body = WebhookOut)))]
@@ -320,4 +328,41 @@ async fn test_webhook(
     let sub = webhooks::get(&app.db, auth.org_id, path_id(&raw, "webhook")?).await?;
     let delivery = webhooks::test(&app.db, &sub).await?;
     Ok((StatusCode::CREATED, DeliveryOneOut::of(delivery)))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Recovered {
+    /// How many failed deliveries were queued again.
+    pub recovered: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RecoveredOut {
+    pub data: Recovered,
+}
+
+/// Queue again every failed delivery of the subscription created since a time.
+///
+/// Each failed delivery created at or after `since` becomes due now with a fresh retry
+/// schedule (pending and succeeded ones are left as they are); the answer says how many.
+/// A disabled subscription must be enabled first (`409`). Needs the `webhooks:write`
+/// scope.
+#[utoipa::path(post, path = "/webhooks/{id}/recover", tag = "webhooks", request_body = RecoverIn,
+    params(("id" = Uuid, Path, description = "The subscription id.")),
+    responses(
+        (status = 200, description = "How many deliveries were queued again.", body = RecoveredOut),
+        (status = 409, description = "The subscription is disabled.", body = crate::http::docs::Error),
+    ))]
+async fn recover_webhook(
+    State(app): State<AppState>,
+    auth: Auth,
+    Path(raw): Path<String>,
+    JsonBody(input): JsonBody,
+) -> ApiResult<Json<RecoveredOut>> {
+    auth.require("webhooks:write")?;
+    let sub = webhooks::get(&app.db, auth.org_id, path_id(&raw, "webhook")?).await?;
+    let recovered = webhooks::recover(&app.db, &sub, input).await?;
+    Ok(Json(RecoveredOut {
+        data: Recovered { recovered },
+    }))
 }

@@ -57,6 +57,12 @@ pub fn title(event: &str, data: &Map<String, Value>) -> String {
         "user.created" => format!("New user: {} ({})", t("name"), t("role")),
         "subscription.created" => format!("Subscription started ({})", t("status")),
         "subscription.canceled" => "Subscription canceled".to_string(),
+        "subscription.updated" => format!(
+            "Subscription updated ({} → {})",
+            t("previous_status"),
+            t("status")
+        ),
+        "user.deleted" => format!("User deleted: {}", t("email")),
         "payment.received" => format!("Payment received: {} {}", t("amount"), t("currency")),
         "ping" => "Test delivery from the job board".to_string(),
         other => format!("Event: {other}"),

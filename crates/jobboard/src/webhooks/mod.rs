@@ -207,13 +207,21 @@ impl Sender {
             req = req
                 .header("webhook-id", &id)
                 .header("webhook-timestamp", timestamp.to_string());
-            if let Some(secret) = &sub.secret {
-                req = req
-                    .header("x-service-signature", sign(secret, &body))
-                    .header(
-                        "webhook-signature",
-                        standard_signature(secret, &id, timestamp, &body),
-                    );
+            // During a secret rotation the replaced secret signs too: its hex signature in
+            // `X-Service-Signature-Previous`, its Standard Webhooks signature after the
+            // current one in `webhook-signature` (space-separated, as the specification
+            // allows), so a receiver holding either secret verifies.
+            let secrets = sub.signing_secrets(attempted_at);
+            if let Some(current) = secrets.first() {
+                req = req.header("x-service-signature", sign(current, &body));
+                if let Some(previous) = secrets.get(1) {
+                    req = req.header("x-service-signature-previous", sign(previous, &body));
+                }
+                let standard: Vec<String> = secrets
+                    .iter()
+                    .map(|s| standard_signature(s, &id, timestamp, &body))
+                    .collect();
+                req = req.header("webhook-signature", standard.join(" "));
             }
         }
         let mut res = match req.body(body).send().await {

@@ -158,11 +158,13 @@ async fn subscriptions_crud_and_validation(b: Backend) {
             "event",
             "id",
             "is_enabled",
+            "previous_secret_expires_at",
             "target_type",
             "target_url",
             "updated_at"
         ]
     );
+    assert_eq!(d["previous_secret_expires_at"], Value::Null);
     assert_eq!(d["is_enabled"], true);
     assert_eq!(d["event"], "job.created");
     assert!(!r.text.contains(SECRET));

@@ -5,7 +5,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::model::{Access, AccessStatus, Member, Payment, PaymentProvider, Role};
-use crate::domain::{Money, events::Event};
+use crate::domain::{Money, Ts, events::Event};
 
 /// `user.created`: a sync created the member.
 #[derive(Debug, Serialize)]
@@ -40,11 +40,43 @@ impl Event for SubscriptionChanged {
     }
 }
 
+/// `subscription.updated`: an access action changed a record other than by creating or
+/// canceling it (a status change, a scheduled or undone cancellation, a period's end).
+#[derive(Debug, Serialize)]
+pub struct SubscriptionUpdated {
+    pub access_id: Uuid,
+    pub user_id: Uuid,
+    pub plan_id: Uuid,
+    pub previous_status: AccessStatus,
+    pub status: AccessStatus,
+    pub cancel_at: Option<Ts>,
+    pub current_period_end: Option<Ts>,
+}
+
+impl Event for SubscriptionUpdated {
+    fn event_type(&self) -> &'static str {
+        "subscription.updated"
+    }
+}
+
+/// `user.deleted`: `delete_member` removed the member and its access records.
+#[derive(Debug, Serialize)]
+pub struct UserDeleted {
+    pub user_id: Uuid,
+    pub email: String,
+}
+
+impl Event for UserDeleted {
+    fn event_type(&self) -> &'static str {
+        "user.deleted"
+    }
+}
+
 /// `payment.received`: a payment created as, or moved to, succeeded.
 #[derive(Debug, Serialize)]
 pub struct PaymentReceived {
     pub payment_id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: Option<Uuid>,
     pub job_id: Uuid,
     pub amount: Money,
     pub currency: String,
@@ -92,5 +124,24 @@ pub fn payment_received(p: &Payment) -> PaymentReceived {
         amount: p.amount,
         currency: p.currency.clone(),
         payment_provider: p.payment_provider,
+    }
+}
+
+pub fn subscription_updated(before: &Access, a: &Access) -> SubscriptionUpdated {
+    SubscriptionUpdated {
+        access_id: a.id,
+        user_id: a.user_id,
+        plan_id: a.plan_id,
+        previous_status: before.status,
+        status: a.status,
+        cancel_at: a.cancel_at,
+        current_period_end: a.current_period_end,
+    }
+}
+
+pub fn user_deleted(m: &Member) -> UserDeleted {
+    UserDeleted {
+        user_id: m.id,
+        email: m.email.clone(),
     }
 }

@@ -4,6 +4,7 @@
 //! writes the member, the access record, the payment and their events in one transaction.
 
 mod access;
+mod action;
 pub mod events;
 mod member;
 pub mod model;
@@ -28,6 +29,16 @@ use crate::{
 pub async fn sync(db: &Db, org_id: i64, body: Input) -> Result<Synced> {
     let req = MemberSyncIn::parse(body)?;
     store::sync(db, org_id, &req).await
+}
+
+/// Runs a `POST /members/access` action on the member it names: on its access record
+/// (see the `action` rules; `activate` may create the record), or, for `delete_member`,
+/// removes the member and its access records (its payments stay, with no member). Emits
+/// `subscription.created`, `subscription.canceled`, `subscription.updated` or
+/// `user.deleted` in the same transaction.
+pub async fn act(db: &Db, org_id: i64, body: Input) -> Result<Acted> {
+    let req = AccessActionIn::parse(body)?;
+    store::act(db, org_id, &req).await
 }
 
 /// A page of the organization's members, newest first, as `q` filters them.

@@ -91,8 +91,8 @@ pub struct Access {
 pub struct Payment {
     pub id: Uuid,
     pub organization_id: i64,
-    /// The member who paid.
-    pub user_id: Uuid,
+    /// The member who paid; null once that member was deleted (the payment stays).
+    pub user_id: Option<Uuid>,
     /// The job paid for.
     pub job_id: Uuid,
     /// The plan paid for: the one sent, else the plan of the sync's `access` block.
@@ -236,6 +236,67 @@ request! {
         /// Free-form object; null stores `{}`.
         pub metadata: nullable Object,
     }
+}
+
+text_enum!(
+    /// What `POST /members/access` does to a member's access record (or, for
+    /// `delete_member`, to the member).
+    AccessAction {
+        Activate = "activate",
+        ExpireNow = "expire_now",
+        CancelNow = "cancel_now",
+        CancelAtPeriodEnd = "cancel_at_period_end",
+        Reactivate = "reactivate",
+        MarkPastDue = "mark_past_due",
+        DeleteMember = "delete_member",
+    }
+);
+
+/// An access action names its member by `email` or `userId` (or both, naming one member).
+fn names_a_member(input: &mut Input) {
+    if !input.has("email") && !input.has("userId") {
+        input.refuse("required", "Name the member with email or userId.");
+    }
+}
+
+request! {
+    /// Body of `POST /members/access`. The member is named by `userId` or `email` (both:
+    /// they must name the same member). The record acted on is the member's record for
+    /// `processorSubscriptionId` when sent, else its latest record of `planId` when sent,
+    /// else its latest record.
+    #[check = names_a_member]
+    pub struct AccessActionIn {
+        /// The member's address, matched as sync matches it.
+        pub email: optional Email,
+        /// The member's id.
+        #[json = "userId"]
+        pub user_id: optional Id,
+        pub action: required Enum<AccessAction>,
+        /// Selects the record with this subscription id; `activate` creates a record bound
+        /// to it when none exists and `planId` is sent.
+        #[json = "processorSubscriptionId"]
+        pub processor_subscription_id: optional Text<1, 255>,
+        /// Selects the member's latest record of this plan; `activate` creates one when the
+        /// member has none.
+        #[json = "planId"]
+        pub plan_id: optional Id,
+        /// When the change took effect (default: now). `expire_now` and `cancel_now` end the
+        /// period then and refuse a time more than a minute ahead; `cancel_at_period_end`
+        /// cancels then instead of at `currentPeriodEnd`; `activate` starts the period then.
+        #[json = "effectiveAt"]
+        pub effective_at: optional Instant,
+    }
+}
+
+/// What an access action wrote.
+#[derive(Debug, Clone)]
+pub struct Acted {
+    /// The member as it is (for `delete_member`: as it was).
+    pub member: Member,
+    /// The record as it is now; `None` after `delete_member`.
+    pub access: Option<Access>,
+    /// True when `activate` created the record.
+    pub created: bool,
 }
 
 /// What a sync wrote.

@@ -41,9 +41,9 @@ pub(super) fn matching(
         }
         (a, b) => a.or(b),
     };
-    if found.as_ref().is_some_and(|p| p.user_id != user_id) {
+    if found.as_ref().is_some_and(|p| p.user_id != Some(user_id)) {
         return Err(Error::conflict(
-            "A payment with this processor id belongs to another member.",
+            "A payment with this processor id belongs to another (or a deleted) member.",
             json!({ "field": "payment" }),
         ));
     }
@@ -56,7 +56,7 @@ pub(super) fn fresh(org_id: i64, user_id: Uuid, p: &PaymentIn, now: Ts) -> Payme
     Payment {
         id: Uuid::now_v7(),
         organization_id: org_id,
-        user_id,
+        user_id: Some(user_id),
         job_id: p.job_id,
         plan_id: None,
         amount: p.amount,

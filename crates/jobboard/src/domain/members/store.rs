@@ -5,10 +5,10 @@
 use uuid::Uuid;
 
 use super::{
-    access, events, member,
+    access, action, events, member,
     model::{
-        Access, AccessIn, AccessStatus, Member, MemberListQuery, MemberSyncIn, Payment, PaymentIn,
-        Synced,
+        Access, AccessAction, AccessActionIn, AccessIn, AccessStatus, Acted, Member,
+        MemberListQuery, MemberSyncIn, Payment, PaymentIn, Synced,
     },
     payment,
 };
@@ -17,7 +17,7 @@ use crate::{
     dispatch, dispatch_tx,
     domain::{
         Error, Result, Ts, links,
-        plans::{Plan, store as plans},
+        plans::{Plan, PlanRef, store as plans},
     },
     save_row,
 };
@@ -73,6 +73,130 @@ async fn sync_once(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Synced> {
         created,
         access,
         payment,
+    })
+}
+
+/// Runs an access action: the member, the record acted on, the change and its event in
+/// one transaction (see [`action`] for what each action does).
+pub(super) async fn act(db: &Db, org_id: i64, req: &AccessActionIn) -> Result<Acted> {
+    let mut tx = db.begin().await?;
+    let now = Ts::now();
+    let member = named_member(&mut tx, org_id, req).await?;
+    if req.action == AccessAction::DeleteMember {
+        delete_member(&mut tx, org_id, &member, now).await?;
+        outbox::emit_event(&mut tx, org_id, &events::user_deleted(&member)).await?;
+        tx.commit().await?;
+        return Ok(Acted {
+            member,
+            access: None,
+            created: false,
+        });
+    }
+    let plan = match req.plan_id {
+        Some(id) => {
+            let named = PlanRef {
+                id: Some(id),
+                ..PlanRef::default()
+            };
+            Some(
+                plans::find_in(&mut tx, org_id, &named)
+                    .await?
+                    .ok_or_else(action::no_plan)?,
+            )
+        }
+        None => None,
+    };
+    let found = match &req.processor_subscription_id {
+        Some(sub) => match access_by_subscription(&mut tx, org_id, sub).await? {
+            Some(a) if a.user_id != member.id => return Err(access::subscription_taken()),
+            Some(a) if plan.as_ref().is_some_and(|p| p.id != a.plan_id) => {
+                return Err(action::other_plan());
+            }
+            found => found,
+        },
+        None => match &plan {
+            Some(p) => access_by_plan(&mut tx, org_id, member.id, p.id, false).await?,
+            None => latest_access(&mut tx, org_id, member.id).await?,
+        },
+    };
+    let (stored, created) = match (found, &plan) {
+        (Some(a), _) => (a, false),
+        (None, Some(p)) if req.action == AccessAction::Activate => {
+            let mut a = access::fresh(org_id, member.id, p, now);
+            a.processor_subscription_id = req.processor_subscription_id.clone();
+            (a, true)
+        }
+        (None, _) => return Err(Error::NotFound("access record")),
+    };
+    let mut r = action::act(&stored, req.action, req.effective_at, now)?;
+    if created {
+        save_access(&mut tx, &r, true).await?;
+        outbox::emit_event(&mut tx, org_id, &events::subscription_created(&r)).await?;
+    } else if r != stored {
+        r.updated_at = now;
+        save_access(&mut tx, &r, false).await?;
+        if r.status == AccessStatus::Canceled && stored.status != AccessStatus::Canceled {
+            outbox::emit_event(&mut tx, org_id, &events::subscription_canceled(&r)).await?;
+        } else {
+            outbox::emit_event(&mut tx, org_id, &events::subscription_updated(&stored, &r)).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(Acted {
+        member,
+        access: Some(r),
+        created,
+    })
+}
+
+/// The member an action names: by `userId`, by `email`, or by both when they agree.
+async fn named_member(tx: &mut Tx, org_id: i64, req: &AccessActionIn) -> Result<Member> {
+    let by_id = match req.user_id {
+        Some(id) => Some(
+            member_by_id(tx, org_id, id)
+                .await?
+                .ok_or(Error::NotFound("member"))?,
+        ),
+        None => None,
+    };
+    match (by_id, &req.email) {
+        (Some(m), Some(email)) if !member::same_address(&m.email, email) => {
+            Err(action::member_mismatch())
+        }
+        (Some(m), _) => Ok(m),
+        (None, Some(email)) => member_by_email(tx, org_id, email)
+            .await?
+            .ok_or(Error::NotFound("member")),
+        (None, None) => Err(Error::NotFound("member")),
+    }
+}
+
+/// Removes the member and its access records; its payments stay, with no member.
+async fn delete_member(tx: &mut Tx, org_id: i64, m: &Member, now: Ts) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query("UPDATE payments SET user_id = NULL, updated_at = $3 WHERE org_id = $1 AND user_id = $2")
+            .bind(org_id).bind(m.id).bind(now).execute(&mut **t).await?;
+        sqlx::query("DELETE FROM member_access WHERE org_id = $1 AND user_id = $2")
+            .bind(org_id).bind(m.id).execute(&mut **t).await?;
+        sqlx::query("DELETE FROM members WHERE org_id = $1 AND id = $2")
+            .bind(org_id).bind(m.id).execute(&mut **t).await?;
+    });
+    Ok(())
+}
+
+/// The member's latest record (the last created).
+async fn latest_access(tx: &mut Tx, org_id: i64, user_id: Uuid) -> DbResult<Option<Access>> {
+    let sql = format!(
+        "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND user_id = $2
+         ORDER BY created_at DESC, id DESC LIMIT 1"
+    );
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(user_id)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
     })
 }
 
@@ -200,8 +324,21 @@ async fn write_payment(
     Ok(r)
 }
 
+/// On PostgreSQL, a member read inside a write is locked until the write commits, so two
+/// syncs or actions on one member run one after the other (SQLite has one writer anyway).
+fn lock(tx: &Tx) -> &'static str {
+    if matches!(tx, Tx::Postgres(_)) {
+        " FOR UPDATE"
+    } else {
+        ""
+    }
+}
+
 async fn member_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Member>> {
-    let sql = format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2");
+    let sql = format!(
+        "SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2{}",
+        lock(tx)
+    );
     dispatch_tx!(tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(org_id)
@@ -215,8 +352,10 @@ async fn member_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Mem
 /// The member whose address is `email`, compared by [`links::email_identity`] (the
 /// stored `email_lower` column, under a unique index per organization).
 async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Option<Member>> {
-    let sql =
-        format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2");
+    let sql = format!(
+        "SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2{}",
+        lock(tx)
+    );
     dispatch_tx!(tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(org_id)

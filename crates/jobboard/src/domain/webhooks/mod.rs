@@ -28,6 +28,7 @@ use crate::{
     db::{Db, events::OUTBOX_WAKE},
     domain::{
         Error, FieldError, Input, Result,
+        input::Field,
         kind::{Kind, Link},
     },
 };
@@ -102,6 +103,13 @@ pub async fn update(
     let Some(patch) = read.filter(|_| errors.is_empty()) else {
         return Err(Error::Invalid(errors));
     };
+    if patch.secret_grace_seconds.is_some() && !matches!(patch.secret, Field::Value(_)) {
+        return Err(Error::field(
+            "secret_grace_seconds",
+            "invalid",
+            "Only with a new secret: it is how long the replaced secret stays valid.",
+        ));
+    }
     match store::subscriptions::update(db, org_id, id, &patch).await {
         Ok(Some(sub)) => {
             if sub.is_enabled {
@@ -116,6 +124,19 @@ pub async fn update(
         )),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Queues again every failed delivery of `sub` created at or after `since` (each due now,
+/// with a fresh retry schedule), from a `POST /webhooks/{id}/recover` body. Answers how
+/// many. A disabled subscription must be enabled first.
+pub async fn recover(db: &Db, sub: &Subscription, body: Input) -> Result<u64> {
+    let req = RecoverIn::parse(body)?;
+    check_enabled(sub)?;
+    let n = store::deliveries::recover(db, sub.org_id, sub.id, req.since).await?;
+    if n > 0 {
+        OUTBOX_WAKE.notify_waiters();
+    }
+    Ok(n)
 }
 
 /// Deletes a subscription permanently, with its deliveries (pending ones are discarded).

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{
     domain::{
         Ts,
-        kind::{Enum, Flag, Link, Text},
+        kind::{Enum, Flag, Instant, Int, Link, Text},
         query::QInt,
     },
     query, request, text_enum,
@@ -28,6 +28,8 @@ text_enum!(
         UserCreated = "user.created",
         SubscriptionCreated = "subscription.created",
         SubscriptionCanceled = "subscription.canceled",
+        SubscriptionUpdated = "subscription.updated",
+        UserDeleted = "user.deleted",
         PaymentReceived = "payment.received",
         All = "*",
     }
@@ -69,12 +71,37 @@ pub struct Subscription {
     pub target_url: String,
     /// Signs `webhook` deliveries; never stored for chat targets.
     pub secret: Option<String>,
+    /// The secret replaced by the last rotation: it signs deliveries beside `secret` until
+    /// `previous_secret_until`.
+    pub previous_secret: Option<String>,
+    pub previous_secret_until: Option<Ts>,
     /// False once disabled, by a change or by the service.
     pub is_enabled: bool,
     /// Start of the current failure streak; `None` after a success.
     pub failing_since: Option<Ts>,
     pub created_at: Ts,
     pub updated_at: Ts,
+}
+
+impl Subscription {
+    /// The secrets that sign a delivery attempted at `at`: the current one, then the
+    /// previous one while its grace period lasts. Empty for unsigned targets.
+    pub fn signing_secrets(&self, at: Ts) -> Vec<&str> {
+        let mut out: Vec<&str> = self.secret.as_deref().into_iter().collect();
+        if let (Some(prev), Some(until)) = (&self.previous_secret, self.previous_secret_until)
+            && until > at
+            && !out.is_empty()
+        {
+            out.push(prev);
+        }
+        out
+    }
+
+    /// When the previous secret stops signing, while it still does at `now`.
+    pub fn rotation_ends_at(&self, now: Ts) -> Option<Ts> {
+        self.previous_secret_until
+            .filter(|until| *until > now && self.previous_secret.is_some() && self.secret.is_some())
+    }
 }
 
 impl std::fmt::Debug for Subscription {
@@ -86,6 +113,11 @@ impl std::fmt::Debug for Subscription {
             .field("target_type", &self.target_type)
             .field("target_url", &self.target_url)
             .field("secret", &self.secret.as_ref().map(|_| "***"))
+            .field(
+                "previous_secret",
+                &self.previous_secret.as_ref().map(|_| "***"),
+            )
+            .field("previous_secret_until", &self.previous_secret_until)
             .field("is_enabled", &self.is_enabled)
             .field("failing_since", &self.failing_since)
             .field("created_at", &self.created_at)
@@ -117,8 +149,22 @@ request! {
         pub target_url: optional Link,
         /// Re-enabling ends the failure streak.
         pub is_enabled: optional Flag,
-        /// A new secret; null removes it. Ignored for chat targets.
+        /// A new secret; null removes it (and any previous one at once). Ignored for chat
+        /// targets. A secret other than the current one starts a rotation: the current
+        /// secret keeps signing deliveries, beside the new one, for
+        /// `secret_grace_seconds`.
         pub secret: nullable Text<16, 1024>,
+        /// How long the replaced secret stays valid, in seconds: 0 (at once) to 604,800
+        /// (7 days); default 86,400 (24 hours). Only with a new `secret`.
+        pub secret_grace_seconds: optional Int<0, 604800>,
+    }
+}
+
+request! {
+    /// Body of `POST /webhooks/{id}/recover`.
+    pub struct RecoverIn {
+        /// Failed deliveries created at or after this time are queued again.
+        pub since: required Instant,
     }
 }
 
@@ -207,5 +253,44 @@ impl Next {
             Next::RetryAt(_) => DeliveryStatus::Pending,
             Next::Failed | Next::Gone => DeliveryStatus::Failed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_previous_secret_signs_until_its_grace_period_ends() {
+        let now = Ts::now();
+        let until = now.later_by(std::time::Duration::from_secs(60));
+        let sub = Subscription {
+            id: Uuid::now_v7(),
+            org_id: 1,
+            event: EventName::All,
+            target_type: TargetType::Webhook,
+            target_url: "https://example.com/".into(),
+            secret: Some("new-secret-0123456789".into()),
+            previous_secret: Some("old-secret-0123456789".into()),
+            previous_secret_until: Some(until),
+            is_enabled: true,
+            failing_since: None,
+            created_at: now,
+            updated_at: now,
+        };
+        assert_eq!(
+            sub.signing_secrets(now),
+            ["new-secret-0123456789", "old-secret-0123456789"]
+        );
+        assert_eq!(sub.rotation_ends_at(now), Some(until));
+        assert_eq!(sub.signing_secrets(until), ["new-secret-0123456789"]);
+        assert_eq!(sub.rotation_ends_at(until), None);
+        let unsigned = Subscription {
+            secret: None,
+            ..sub.clone()
+        };
+        assert!(unsigned.signing_secrets(now).is_empty());
+        assert_eq!(unsigned.rotation_ends_at(now), None);
+        assert!(!format!("{sub:?}").contains("secret-0123456789"));
     }
 }

@@ -88,6 +88,28 @@ pub async fn retry(
     })
 }
 
+/// Makes every failed delivery of the subscription created at or after `since` due now,
+/// with a fresh retry schedule. Answers how many.
+pub async fn recover(db: &Db, org_id: i64, subscription_id: Uuid, since: Ts) -> DbResult<u64> {
+    let now = Ts::now();
+    dispatch!(db.writer(), p => {
+        sqlx::query(
+            "UPDATE webhook_deliveries SET status = $5, next_attempt_at = $4, retry_step = 0, updated_at = $4
+             WHERE org_id = $1 AND subscription_id = $2 AND status = $6 AND created_at >= $3",
+        )
+        .bind(org_id)
+        .bind(subscription_id)
+        .bind(since)
+        .bind(now)
+        .bind(DeliveryStatus::Pending)
+        .bind(DeliveryStatus::Failed)
+        .execute(p)
+        .await
+        .map(|r| r.rows_affected())
+        .map_err(StoreError::from)
+    })
+}
+
 /// Queues a `ping` delivery for the subscription, due now.
 pub async fn create_ping(db: &Db, sub: &Subscription) -> DbResult<Delivery> {
     let now = Ts::now();

@@ -12,7 +12,7 @@ pub mod deliveries;
 pub mod subscriptions;
 
 /// The columns of [`super::model::Subscription`].
-const SUB_COLS: &str = "id, org_id, event, target_type, target_url, secret, is_enabled, failing_since, created_at, updated_at";
+const SUB_COLS: &str = "id, org_id, event, target_type, target_url, secret, previous_secret, previous_secret_until, is_enabled, failing_since, created_at, updated_at";
 
 /// The columns of [`super::model::Delivery`].
 const DELIVERY_COLS: &str = "id, subscription_id, event_type AS event, status, attempts, next_attempt_at, created_at, updated_at";

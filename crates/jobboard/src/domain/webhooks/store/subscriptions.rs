@@ -98,7 +98,12 @@ pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Subscription>> {
     })
 }
 
-/// Applies `patch` (a field not sent stays as it is; a secret sent as `null` is removed);
+/// How long a replaced secret keeps signing when the patch does not say.
+pub const DEFAULT_GRACE_SECS: i64 = 24 * 60 * 60;
+
+/// Applies `patch` (a field not sent stays as it is; a secret sent as `null` is removed,
+/// with any previous one; a new secret keeps the replaced one signing for the grace
+/// period);
 /// `Ok(None)` when there is no such subscription. Re-enabling a subscription ends its
 /// failure streak. A secret is only ever stored for `webhook` targets. A result equal to
 /// another subscription is refused by the unique index.
@@ -113,6 +118,12 @@ pub async fn update(
         Field::Null => (true, None),
         Field::Value(s) => (true, Some(s.as_str())),
     };
+    let now = Ts::now();
+    let grace = patch.secret_grace_seconds.unwrap_or(DEFAULT_GRACE_SECS);
+    let keep_previous = grace > 0;
+    let previous_until = now.later_by(std::time::Duration::from_secs(
+        u64::try_from(grace).unwrap_or(0),
+    ));
     dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE webhook_subscriptions SET
@@ -121,6 +132,14 @@ pub async fn update(
                  is_enabled = COALESCE($5, is_enabled),
                  failing_since = CASE WHEN $5 = TRUE THEN NULL ELSE failing_since END,
                  secret = CASE WHEN $6 AND target_type = 'webhook' THEN $7 ELSE secret END,
+                 previous_secret = CASE
+                     WHEN NOT $6 OR target_type <> 'webhook' OR secret = $7 THEN previous_secret
+                     WHEN $7 IS NOT NULL AND $9 THEN secret
+                     ELSE NULL END,
+                 previous_secret_until = CASE
+                     WHEN NOT $6 OR target_type <> 'webhook' OR secret = $7 THEN previous_secret_until
+                     WHEN $7 IS NOT NULL AND $9 AND secret IS NOT NULL THEN $10
+                     ELSE NULL END,
                  updated_at = $8
              WHERE org_id = $1 AND id = $2
              RETURNING {SUB_COLS}"
@@ -132,7 +151,9 @@ pub async fn update(
         .bind(patch.is_enabled)
         .bind(set_secret)
         .bind(secret)
-        .bind(Ts::now())
+        .bind(now)
+        .bind(keep_previous)
+        .bind(previous_until)
         .fetch_optional(p)
         .await.map_err(StoreError::from)
     })
