@@ -40,6 +40,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(17, "0017_access_cancel_due"),
     migration!(19, "0019_payments_outlive_members"),
     migration!(20, "0020_webhook_secret_rotation"),
+    migration!(21, "0021_cms_rules"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

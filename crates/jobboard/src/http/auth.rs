@@ -19,10 +19,20 @@ use crate::{
     ratelimit::{Decision, WINDOW},
 };
 
+/// The API routes anyone may call without a key (each applies its own per-address limit).
+const KEYLESS: &[&str] = &["/api/cms/{slug}/submit"];
+
 /// Authenticates `x-api-key`, applies the key's read or write bucket, and adds the
 /// `X-RateLimit-*` headers to the response. Failed authentications are limited per client
 /// address.
 pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let keyless = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .is_some_and(|p| KEYLESS.contains(&p.as_str()));
+    if keyless {
+        return next.run(req).await;
+    }
     let Some(raw) = req.headers().get("x-api-key") else {
         return ApiError::missing_api_key().into_response();
     };
@@ -105,7 +115,7 @@ pub(super) fn client_key(app: &AppState, req: &Request) -> String {
         .map_or_else(|| "unknown".into(), |ip| ip.to_string())
 }
 
-fn rate_limited(d: Decision) -> ApiError {
+pub(super) fn rate_limited(d: Decision) -> ApiError {
     let mut e = ApiError::new(
         axum::http::StatusCode::TOO_MANY_REQUESTS,
         "rate_limited",

@@ -8,7 +8,7 @@ use axum::{
     Json,
     extract::{Path, State},
     http::{HeaderMap, HeaderValue, StatusCode},
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -17,8 +17,9 @@ use uuid::Uuid;
 
 use super::{
     Auth, JsonBody, Query,
+    auth::rate_limited,
     cached::{self, bypass},
-    extract::path_id,
+    extract::{ClientAddr, FormSizedJsonBody, path_id},
 };
 use crate::{
     app::AppState,
@@ -27,8 +28,9 @@ use crate::{
         self, Ts,
         cms::{
             self, CacheKey, Collection, CollectionIn, Head, Item, ItemIn, ItemListQuery, ItemPatch,
-            Visibility,
+            ItemStatus, SubmissionIn, Visibility,
         },
+        orgs,
     },
     error::{ApiError, ApiResult},
 };
@@ -39,6 +41,28 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(get_collection_schema))
         .routes(routes!(list_items, post_item))
         .routes(routes!(get_item, patch_item, delete_item))
+        .routes(routes!(submit_item))
+        .route(
+            "/cms/{slug}/submit",
+            axum::routing::options(submit_preflight),
+        )
+}
+
+/// Lets a page of any site send submissions from a browser: the endpoint takes no key
+/// and no cookie, so any origin may call it (`Access-Control-Allow-Origin: *`).
+const CORS: [(axum::http::HeaderName, &str); 4] = [
+    (axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+    (axum::http::header::ACCESS_CONTROL_ALLOW_METHODS, "POST"),
+    (
+        axum::http::header::ACCESS_CONTROL_ALLOW_HEADERS,
+        "content-type",
+    ),
+    (axum::http::header::ACCESS_CONTROL_MAX_AGE, "86400"),
+];
+
+/// The CORS preflight of `POST /cms/{slug}/submit`.
+async fn submit_preflight() -> (StatusCode, [(axum::http::HeaderName, &'static str); 4]) {
+    (StatusCode::NO_CONTENT, CORS)
 }
 
 #[derive(Serialize, ToSchema)]
@@ -232,6 +256,7 @@ async fn list_items(
             auth.org_id,
             head.id,
             lq.filter(Ts::now()),
+            head.order(),
             lq.limit,
             lq.offset,
         )
@@ -359,4 +384,92 @@ async fn delete_item(
     cms::delete_item(&app.db, auth.org_id, head.id, id).await?;
     app.cms_cache.purge(auth.org_id, head.id);
     Ok(Json(ItemDeletedOut { id, deleted: true }))
+}
+
+/// What a public submission answers: the new item's id and status, nothing else.
+#[derive(Serialize, ToSchema)]
+pub struct Submitted {
+    pub id: Uuid,
+    /// `pending_review` under manual moderation, `published` under auto.
+    pub status: ItemStatus,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SubmittedOut {
+    pub item: Submitted,
+}
+
+/// Propose an item for a collection that accepts public submissions; no key.
+///
+/// The organization is the one whose board answers the request's `Host`, as on the board;
+/// only its collections whose `rules.allow_public_submit` is true take submissions (any
+/// other slug is `404`). `data` is checked against the schema like any item's; the item is
+/// stored as `pending_review` under `manual` moderation and `published` under `auto`, and
+/// the answer reveals nothing but its id and status. The body is at most 256 KiB; a filled
+/// `reference_code` (a trap for automated programs) is refused; each client address may
+/// submit as often as the board's forms allow (`form_limit` a minute, shared with them),
+/// then `429`.
+#[utoipa::path(post, path = "/cms/{slug}/submit", tag = "cms", request_body = SubmissionIn,
+    security(()),
+    params(("slug" = String, Path, description = "Collection slug.")),
+    responses(
+        (status = 201, description = "Stored.", body = SubmittedOut),
+        (status = 429, description = "Too many submissions from this client address.", body = crate::http::docs::Error),
+    ))]
+async fn submit_item(
+    State(app): State<AppState>,
+    Path(slug): Path<String>,
+    headers: HeaderMap,
+    ClientAddr(client): ClientAddr,
+    body: Result<FormSizedJsonBody, ApiError>,
+) -> Response {
+    let outcome = match body {
+        Ok(FormSizedJsonBody(input)) => submit(&app, &slug, &headers, client, input).await,
+        Err(e) => Err(e),
+    };
+    // Every answer, errors included, may be read by the page that sent it.
+    let mut res = match outcome {
+        Ok(out) => (StatusCode::CREATED, Json(out)).into_response(),
+        Err(e) => e.into_response(),
+    };
+    let (name, value) = &CORS[0];
+    res.headers_mut()
+        .insert(name.clone(), HeaderValue::from_static(value));
+    res
+}
+
+async fn submit(
+    app: &AppState,
+    slug: &str,
+    headers: &HeaderMap,
+    client: Option<std::net::IpAddr>,
+    input: domain::Input,
+) -> ApiResult<SubmittedOut> {
+    let host = crate::web::site::host_of(headers);
+    let board = orgs::board_for_host(&app.db, &host)
+        .await?
+        .ok_or(domain::Error::NotFound("collection"))?;
+    let org_id = board.org.id;
+    let collection = cms::submission_target(&app.db, org_id, slug).await?;
+    let decision = app
+        .limiter
+        .check(
+            &format!(
+                "form:{}",
+                client.map_or_else(|| "unknown".to_string(), |ip| ip.to_string())
+            ),
+            app.config.form_limit,
+        )
+        .await?;
+    if !decision.allowed {
+        return Err(rate_limited(decision));
+    }
+    let item = cms::submit(&app.db, org_id, &collection, input).await?;
+    app.cms_cache.purge(org_id, collection.id);
+    Ok(SubmittedOut {
+        item: Submitted {
+            id: item.id,
+            status: item.status,
+        },
+    })
 }

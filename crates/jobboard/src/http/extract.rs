@@ -67,20 +67,39 @@ pub struct JsonBody(pub Input);
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !is_json(req.headers().get(header::CONTENT_TYPE)) {
-            return Err(ApiError::unsupported_media_type());
-        }
-        let _ = state;
-        let bytes = read_limited(req.into_body()).await?;
-        match parse_json(&bytes)? {
-            Value::Object(map) => Ok(JsonBody(Input::new(map))),
-            _ => Err(ApiError::invalid_json(
-                "The request body must be a JSON object.",
-                None,
-                None,
-            )),
-        }
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(JsonBody(read_object(req, MAX_BODY_BYTES).await?))
+    }
+}
+
+/// A JSON object body of at most [`FORM_BODY_BYTES`]: the body of a keyless submission,
+/// held to the size of a board form.
+pub struct FormSizedJsonBody(pub Input);
+
+/// The largest keyless submission: the size limit of the board's forms.
+pub const FORM_BODY_BYTES: usize = crate::web::forms::MAX_FORM_BYTES;
+
+impl<S: Send + Sync> FromRequest<S> for FormSizedJsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(FormSizedJsonBody(read_object(req, FORM_BODY_BYTES).await?))
+    }
+}
+
+/// The body as a JSON object of at most `limit` bytes.
+async fn read_object(req: Request, limit: usize) -> ApiResult<Input> {
+    if !is_json(req.headers().get(header::CONTENT_TYPE)) {
+        return Err(ApiError::unsupported_media_type());
+    }
+    let bytes = read_limited(req.into_body(), limit).await?;
+    match parse_json(&bytes)? {
+        Value::Object(map) => Ok(Input::new(map)),
+        _ => Err(ApiError::invalid_json(
+            "The request body must be a JSON object.",
+            None,
+            None,
+        )),
     }
 }
 
@@ -88,11 +107,11 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 /// which is usually still sending, receives the 413 instead of a reset connection.
 const DRAIN_BYTES: usize = 16 * MAX_BODY_BYTES;
 
-/// Reads the body up to [`MAX_BODY_BYTES`]; `413 payload_too_large` beyond. The whole
+/// Reads the body up to `limit` bytes; `413 payload_too_large` beyond. The whole
 /// body must arrive within the body-read time-out, else `408 request_timeout`: a client
 /// that sends less than its `Content-Length` (or trickles) is answered then, and its
 /// connection closed, rather than holding it until the request time-out.
-async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
+async fn read_limited(body: axum::body::Body, limit: usize) -> ApiResult<Bytes> {
     use http_body_util::BodyExt;
     let timeout = BODY_READ_TIMEOUT
         .try_with(|t| *t)
@@ -106,7 +125,7 @@ async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
             // Already too large: the 413 says more than the time-out.
-            Err(_) if seen > MAX_BODY_BYTES => break,
+            Err(_) if seen > limit => break,
             Err(_) => return Err(ApiError::request_timeout(timeout)),
         };
         let frame = frame.map_err(|_| {
@@ -116,7 +135,7 @@ async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
             continue;
         };
         seen += data.len();
-        if seen > MAX_BODY_BYTES {
+        if seen > limit {
             buf = Vec::new();
             if seen > DRAIN_BYTES {
                 break;
@@ -125,8 +144,8 @@ async fn read_limited(body: axum::body::Body) -> ApiResult<Bytes> {
         }
         buf.extend_from_slice(&data);
     }
-    if seen > MAX_BODY_BYTES {
-        return Err(ApiError::payload_too_large(MAX_BODY_BYTES));
+    if seen > limit {
+        return Err(ApiError::payload_too_large(limit));
     }
     Ok(Bytes::from(buf))
 }

@@ -128,7 +128,7 @@ pub enum FormValue {
 }
 
 impl FormValue {
-    fn convert(self, raw: Option<&str>) -> Option<Value> {
+    pub fn convert(self, raw: Option<&str>) -> Option<Value> {
         match self {
             FormValue::Checkbox => Some(Value::Bool(
                 raw.is_some_and(|v| matches!(v, "on" | "true" | "1" | "yes")),

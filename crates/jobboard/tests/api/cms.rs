@@ -705,11 +705,12 @@ async fn window_boundaries_are_exact(b: Backend) {
         .await
         .unwrap()
         .unwrap();
+    let order = coll.order();
     let visible = |now: Ts| {
         let db = t.db().clone();
         let org = t.org_id;
         async move {
-            store::list_items(&db, org, coll.id, ListFilter::Public(now), 50, 0)
+            store::list_items(&db, org, coll.id, ListFilter::Public(now), order, 50, 0)
                 .await
                 .unwrap()
                 .1

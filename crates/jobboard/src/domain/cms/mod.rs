@@ -66,6 +66,9 @@ pub async fn head(db: &Db, org_id: i64, slug: &str) -> Result<Option<Head>> {
 /// Creates a collection from a `POST /cms` body, or replaces the name, visibility and
 /// schema of the one with its slug. Existing items are not revalidated.
 pub async fn upsert_collection(db: &Db, org_id: i64, mut body: Input) -> Result<Upserted> {
+    // The rules block is read on its own, before the other fields (its problems are named
+    // `rules.<field>`); the document describes it as `CollectionIn.rules`.
+    let rules = crate::domain::request::read_block(&mut body, "rules", CollectionRulesIn::read);
     let sent = CollectionIn::read_sent(&mut body);
     // The definitions are read on their own, so that their problems are reported also
     // when another field is invalid.
@@ -78,12 +81,71 @@ pub async fn upsert_collection(db: &Db, org_id: i64, mut body: Input) -> Result<
         return Err(Error::Internal("validated collection fields missing"));
     };
     let visibility = c.visibility.unwrap_or(Visibility::Public);
-    let (collection, created) =
-        store::upsert_collection(db, org_id, &c.slug, &c.name, visibility, &fields).await?;
+    let rules = rules.opt();
+    let (collection, created) = store::upsert_collection(
+        db,
+        org_id,
+        &c.slug,
+        &c.name,
+        visibility,
+        &fields,
+        |stored| match &rules {
+            Some(r) => stored.with(r),
+            None => stored,
+        },
+    )
+    .await?;
     Ok(Upserted {
         collection,
         created,
     })
+}
+
+/// The collection of `slug` when it accepts public submissions (`rules.allow_public_submit`);
+/// otherwise `404`, as for a collection that does not exist (a submitter learns nothing
+/// of the organization's other collections).
+pub async fn submission_target(db: &Db, org_id: i64, slug: &str) -> Result<Collection> {
+    match collection(db, org_id, slug).await {
+        Ok(c) if c.rules.allow_public_submit => Ok(c),
+        Ok(_) => Err(Error::NotFound("collection")),
+        Err(e) => Err(e),
+    }
+}
+
+/// Stores an item proposed by anyone (`POST /cms/{slug}/submit`, the board's form) in a
+/// collection that accepts submissions: `data` checked against the schema as for any
+/// item, stored as `pending_review` under manual moderation and `published` under auto,
+/// with no window, position 0 and no owner. A body that fills the trap field
+/// (`reference_code`) is refused and nothing is stored.
+pub async fn submit(db: &Db, org_id: i64, collection: &Collection, body: Input) -> Result<Item> {
+    if !collection.rules.allow_public_submit {
+        return Err(Error::NotFound("collection"));
+    }
+    let req = SubmissionIn::parse(body)?;
+    if req
+        .reference_code
+        .is_some_and(|c| !crate::domain::kind::trim_blank(&c).is_empty())
+    {
+        return Err(Error::field(
+            "reference_code",
+            "trap",
+            "Must be left empty: it is a trap for automated programs. Nothing was stored.",
+        ));
+    }
+    let data = checked_data(collection, req.data)?;
+    let now = Ts::now();
+    let item = Item {
+        id: Uuid::now_v7(),
+        data,
+        status: collection.rules.submitted_status(),
+        starts_at: None,
+        expires_at: None,
+        position: 0,
+        created_at: now,
+        updated_at: now,
+        owner_user_id: None,
+    };
+    Ok(store::insert_item(db, org_id, collection.id, &item).await?)
 }
 
 /// The earliest `starts_at` or `expires_at` of the collection after `now`: the moment its

@@ -4,7 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
+use utoipa::{
+    ToSchema,
+    openapi::{RefOr, schema::Schema},
+};
 use uuid::Uuid;
 
 pub use super::schema::Fields;
@@ -12,7 +15,7 @@ use super::schema::{FieldArray, FieldDef, Slug};
 use crate::{
     domain::{
         Ts,
-        kind::{Enum, Id, Instant, Int, Object, Trimmed},
+        kind::{Check, Enum, Flag, Id, Instant, Int, Kind, Object, Refs, Text, Trimmed},
         query::{QEnum, QInt},
     },
     query, request, text_enum,
@@ -37,6 +40,150 @@ text_enum!(
     Visibility { Public = "public", Gated = "gated", Private = "private" }
 );
 
+text_enum!(
+    /// What happens to a public submission: `manual` stores it as `pending_review` (staff
+    /// publish it), `auto` publishes it at once.
+    Moderation { Manual = "manual", Auto = "auto" }
+);
+
+text_enum!(
+    /// The item field a collection's lists are ordered by.
+    SortBy {
+        CreatedAt = "created_at",
+        UpdatedAt = "updated_at",
+        Position = "position",
+        StartsAt = "starts_at",
+        ExpiresAt = "expires_at",
+    }
+);
+
+text_enum!(
+    /// The direction of a collection's list order.
+    SortDir { Asc = "asc", Desc = "desc" }
+);
+
+/// A collection's rules: whether anyone may submit items through the board's host, how
+/// submissions are moderated, and how its lists are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, sqlx::FromRow, ToSchema)]
+pub struct CollectionRules {
+    /// Whether `POST /cms/{slug}/submit` (no key) and the board's form accept items.
+    pub allow_public_submit: bool,
+    pub moderation: Moderation,
+    /// Null: by `position` ascending, then newest first (the order without rules).
+    #[schema(required = true)]
+    pub sort_by: Option<SortBy>,
+    /// Applies to `sort_by` (ties: by id in the same direction).
+    pub sort_dir: SortDir,
+}
+
+impl Default for CollectionRules {
+    fn default() -> Self {
+        CollectionRules {
+            allow_public_submit: false,
+            moderation: Moderation::Manual,
+            sort_by: None,
+            sort_dir: SortDir::Asc,
+        }
+    }
+}
+
+impl CollectionRules {
+    /// The rules with a `rules` block applied: fields sent replace, fields omitted keep
+    /// their value (`sort_by: null` goes back to the default order).
+    pub fn with(mut self, r: &CollectionRulesIn) -> CollectionRules {
+        if let Some(v) = r.allow_public_submit {
+            self.allow_public_submit = v;
+        }
+        if let Some(v) = r.moderation {
+            self.moderation = v;
+        }
+        if let Some(v) = r.sort_by.clone().patch() {
+            self.sort_by = v;
+        }
+        if let Some(v) = r.sort_dir {
+            self.sort_dir = v;
+        }
+        self
+    }
+
+    /// The order of the collection's lists.
+    pub fn order(&self) -> Order {
+        Order {
+            sort_by: self.sort_by,
+            sort_dir: self.sort_dir,
+        }
+    }
+
+    /// The status a public submission is stored with.
+    pub fn submitted_status(&self) -> ItemStatus {
+        match self.moderation {
+            Moderation::Manual => ItemStatus::PendingReview,
+            Moderation::Auto => ItemStatus::Published,
+        }
+    }
+}
+
+/// How a list of items is ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Order {
+    pub sort_by: Option<SortBy>,
+    pub sort_dir: SortDir,
+}
+
+impl Order {
+    /// The `ORDER BY` clause: the default order without `sort_by`; else the field (items
+    /// without a value last, in both directions and on both backends), then the id.
+    pub fn sql(&self) -> String {
+        let dir = match self.sort_dir {
+            SortDir::Asc => "ASC",
+            SortDir::Desc => "DESC",
+        };
+        match self.sort_by {
+            None => "position ASC, created_at DESC, id DESC".to_string(),
+            Some(SortBy::StartsAt) => format!("(starts_at IS NULL) ASC, starts_at {dir}, id {dir}"),
+            Some(SortBy::ExpiresAt) => {
+                format!("(expires_at IS NULL) ASC, expires_at {dir}, id {dir}")
+            }
+            Some(by) => format!("{} {dir}, id {dir}", by.as_str()),
+        }
+    }
+}
+
+request! {
+    /// The `rules` block of `POST /cms`. On a new collection, omitted fields take their
+    /// defaults; on a replaced one they keep their stored value.
+    pub struct CollectionRulesIn {
+        /// Default `false`.
+        pub allow_public_submit: not_null Flag,
+        /// Default `manual`.
+        pub moderation: not_null Enum<Moderation>,
+        /// Default: none (by `position` ascending, then newest first); `null` goes back
+        /// to it.
+        pub sort_by: nullable Enum<SortBy>,
+        /// Default `asc`.
+        pub sort_dir: not_null Enum<SortDir>,
+    }
+}
+
+/// The `rules` field of [`CollectionIn`] in the document: the block is read on its own
+/// (see `upsert_collection`), so that its problems are named `rules.<field>`.
+pub struct RulesBlock;
+
+impl Kind for RulesBlock {
+    type Value = ();
+    fn parse(_v: &Value) -> Check<()> {
+        Ok(())
+    }
+    fn schema() -> RefOr<Schema> {
+        RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+            CollectionRulesIn::name(),
+        ))
+    }
+    fn refs(out: &mut Refs) {
+        crate::domain::request::block_refs::<CollectionRulesIn>(out);
+    }
+}
+
 /// Most items a list page holds.
 pub const LIST_LIMIT_MAX: i64 = 500;
 /// Largest `position` (and the negative of the smallest).
@@ -56,6 +203,8 @@ pub struct Collection {
     pub visibility: Visibility,
     #[schema(value_type = Vec<FieldDef>)]
     pub schema: Fields,
+    #[sqlx(flatten)]
+    pub rules: CollectionRules,
     pub created_at: Ts,
     pub updated_at: Ts,
     /// Bumped by every write to the collection or its items (see the read cache).
@@ -64,12 +213,24 @@ pub struct Collection {
     pub version: i64,
 }
 
-/// What a read needs to know of a collection: its id, visibility and current version.
+/// What a read needs to know of a collection: its id, visibility, current version and
+/// list order.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Head {
     pub id: Uuid,
     pub visibility: Visibility,
     pub version: i64,
+    pub sort_by: Option<SortBy>,
+    pub sort_dir: SortDir,
+}
+
+impl Head {
+    pub fn order(&self) -> Order {
+        Order {
+            sort_by: self.sort_by,
+            sort_dir: self.sort_dir,
+        }
+    }
 }
 
 /// An item as returned by the API.
@@ -111,6 +272,22 @@ request! {
         /// The item fields: at most 40 definitions, their names unique (an empty schema is
         /// allowed).
         pub schema: required FieldArray,
+        /// Public submissions, their moderation and the list order. Omitted (or `null`):
+        /// the defaults on a new collection, the stored rules on a replaced one.
+        pub rules: optional RulesBlock,
+    }
+}
+
+request! {
+    /// Body of `POST /cms/{slug}/submit` (no key): an item proposed by anyone, through
+    /// the board's host.
+    pub struct SubmissionIn {
+        /// The item's fields, checked against the collection's schema as on
+        /// `POST /cms/{slug}` (fields the schema does not define are dropped).
+        pub data: required Object,
+        /// A trap for automated programs: leave it out or empty. A submission that fills
+        /// it is refused and nothing is stored.
+        pub reference_code: optional Text<0, 1000>,
     }
 }
 

@@ -3,18 +3,22 @@
 
 use uuid::Uuid;
 
-use super::model::{Collection, Fields, Head, Item, ItemStatus, ListFilter, Visibility};
+use super::model::{
+    Collection, CollectionRules, Fields, Head, Item, ItemStatus, ListFilter, Order, Visibility,
+};
 use crate::{
     db::{Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
     domain::{Result, Ts},
 };
 
-const COLLECTION_COLS: &str = "id, slug, name, visibility, schema, created_at, updated_at, version";
+const COLLECTION_COLS: &str = "id, slug, name, visibility, schema, allow_public_submit, moderation, \
+     sort_by, sort_dir, created_at, updated_at, version";
 const ITEM_COLS: &str =
     "id, data, status, starts_at, expires_at, position, created_at, updated_at, owner_user_id";
 
-/// Creates or replaces (by slug) a collection; `true` when it was created.
+/// Creates or replaces (by slug) a collection; `true` when it was created. `rules`
+/// turns the stored rules (the defaults for a new collection) into the ones to store.
 pub(super) async fn upsert_collection(
     db: &Db,
     org_id: i64,
@@ -22,16 +26,34 @@ pub(super) async fn upsert_collection(
     name: &str,
     visibility: Visibility,
     schema: &Fields,
+    rules: impl FnOnce(CollectionRules) -> CollectionRules,
 ) -> DbResult<(Collection, bool)> {
     let now = Ts::now();
+    let mut tx = db.begin().await?;
+    let lock = if matches!(tx, Tx::Postgres(_)) {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let select = format!(
+        "SELECT allow_public_submit, moderation, sort_by, sort_dir FROM cms_collections
+         WHERE org_id = $1 AND slug = $2{lock}"
+    );
+    let stored: Option<CollectionRules> = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(select)).bind(org_id).bind(slug).fetch_optional(&mut **t).await?
+    });
+    let r = rules(stored.unwrap_or_default());
     let sql = format!(
-        "INSERT INTO cms_collections (id, org_id, slug, name, visibility, schema, version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $7)
+        "INSERT INTO cms_collections (id, org_id, slug, name, visibility, schema, allow_public_submit, moderation,
+             sort_by, sort_dir, version, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $11)
          ON CONFLICT (org_id, slug) DO UPDATE SET name = excluded.name, visibility = excluded.visibility,
-             schema = excluded.schema, version = cms_collections.version + 1, updated_at = excluded.updated_at
+             schema = excluded.schema, allow_public_submit = excluded.allow_public_submit,
+             moderation = excluded.moderation, sort_by = excluded.sort_by, sort_dir = excluded.sort_dir,
+             version = cms_collections.version + 1, updated_at = excluded.updated_at
          RETURNING {COLLECTION_COLS}"
     );
-    let c: Collection = dispatch!(db.writer(), p => {
+    let c: Collection = dispatch_tx!(&mut tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(Uuid::now_v7())
             .bind(org_id)
@@ -39,11 +61,18 @@ pub(super) async fn upsert_collection(
             .bind(name)
             .bind(visibility)
             .bind(schema)
+            .bind(r.allow_public_submit)
+            .bind(r.moderation)
+            .bind(r.sort_by)
+            .bind(r.sort_dir)
             .bind(now)
-            .fetch_one(p)
+            .fetch_one(&mut **t)
             .await?
     });
-    let created = c.created_at == now && c.version == 0;
+    tx.commit().await?;
+    // A concurrent first write of the same slug updates the row this one inserted (and
+    // bumps its version): only the row's first write created it.
+    let created = stored.is_none() && c.version == 0;
     Ok((c, created))
 }
 
@@ -70,7 +99,7 @@ pub(super) async fn get_collection(
 /// The id, visibility and version of a collection: one indexed read.
 pub(super) async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Head>> {
     dispatch!(db.reader(), p => {
-        sqlx::query_as("SELECT id, visibility, version FROM cms_collections WHERE org_id = $1 AND slug = $2")
+        sqlx::query_as("SELECT id, visibility, version, sort_by, sort_dir FROM cms_collections WHERE org_id = $1 AND slug = $2")
             .bind(org_id)
             .bind(slug)
             .fetch_optional(p)
@@ -78,13 +107,13 @@ pub(super) async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<He
     })
 }
 
-/// A page of a collection's items (position ascending, then newest first) and how many
-/// the filter matches.
+/// A page of a collection's items in `order` and how many the filter matches.
 pub async fn list_items(
     db: &Db,
     org_id: i64,
     collection_id: Uuid,
     filter: ListFilter,
+    order: Order,
     limit: i64,
     offset: i64,
 ) -> DbResult<(Vec<Item>, i64)> {
@@ -105,7 +134,8 @@ pub async fn list_items(
     };
     let page_sql = format!(
         "SELECT {ITEM_COLS} FROM cms_items {where_}
-         ORDER BY position ASC, created_at DESC, id DESC LIMIT {lim} OFFSET {off}"
+         ORDER BY {} LIMIT {lim} OFFSET {off}",
+        order.sql()
     );
     dispatch!(db.reader(), p => {
         let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(count_sql)).bind(org_id).bind(collection_id).bind(status);

@@ -60,6 +60,8 @@ struct ListPage {
     chrome: Chrome,
     frame: Frame,
     name: String,
+    /// The submission form, when the collection takes submissions.
+    submit_href: Option<String>,
     items: Vec<ItemView>,
     page: i64,
     prev: Option<String>,
@@ -158,6 +160,7 @@ pub async fn list(
             site.org.id,
             collection.id,
             ListFilter::Public(Ts::now()),
+            collection.rules.order(),
             PER_PAGE,
             (page - 1) * PER_PAGE,
         )
@@ -170,6 +173,10 @@ pub async fn list(
             chrome,
             frame: Frame::of(&site, &path),
             name: collection.name.clone(),
+            submit_href: collection
+                .rules
+                .allow_public_submit
+                .then(|| format!("{path}/submit")),
             items: items.iter().map(|i| view(&collection, i)).collect(),
             page,
             prev: (page > 1).then(|| format!("{path}?page={}", page - 1)),

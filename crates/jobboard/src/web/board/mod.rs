@@ -2,7 +2,7 @@
 //! request's host names. Lists and job pages ([`home`], [`job`]), applying ([`apply`]),
 //! the employer's form ([`post`]), the checks both forms pass ([`gate`]), feeds
 //! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]), public CMS collections
-//! ([`cms`]), and what serving them counts
+//! ([`cms`]) and their submission form ([`cms_submit`]), and what serving them counts
 //! ([`visits`]).
 //!
 //! Every read goes through the domain operations the API calls, so the board lists what
@@ -12,6 +12,7 @@
 
 mod apply;
 mod cms;
+mod cms_submit;
 mod feeds;
 mod format;
 mod gate;
@@ -53,6 +54,10 @@ pub fn routes() -> Router<AppState> {
         .route("/sitemaps/{file}", get(sitemap::part))
         .route("/robots.txt", get(sitemap::robots))
         .route("/c/{collection}", get(cms::list))
+        .route(
+            "/c/{collection}/submit",
+            get(cms_submit::show).post(cms_submit::submit),
+        )
         .route("/c/{collection}/{id}", get(cms::item))
 }
 
