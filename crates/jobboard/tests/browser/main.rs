@@ -1,5 +1,5 @@
 //! Browser tests: the board in headless Chromium, driven through WebDriver as a visitor
-//! uses it (search, open a job, apply, post a job), every page free of axe-core violations, and
+//! uses it (search, open a job, apply, post a job, propose a CMS entry), every page free of axe-core violations, and
 //! no script of the OWASP filter-evasion payloads ever running.
 //!
 //! The server runs on SQLite here (the pages are the same on PostgreSQL, where the
@@ -167,9 +167,9 @@ async fn a_visitor_searches_reads_and_posts() {
     // A public CMS collection, rendered from its schema.
     t.post(
         "/cms",
-        json!({"slug": "events", "name": "Events", "schema": [
-            {"name": "title", "type": "text"}, {"name": "summary", "type": "longtext"},
-            {"name": "site", "type": "url"}]}),
+        json!({"slug": "events", "name": "Events", "rules": {"allow_public_submit": true}, "schema": [
+            {"name": "title", "type": "text", "required": true}, {"name": "summary", "type": "longtext"},
+            {"name": "site", "type": "url"}, {"name": "free", "type": "boolean"}]}),
     )
     .await
     .expect(201);
@@ -187,6 +187,45 @@ async fn a_visitor_searches_reads_and_posts() {
     if axe {
         accessible(&b, "a CMS item page").await;
     }
+    // Propose an event with the collection's form: first without its title.
+    b.goto(&format!("{}/c/events", t.base)).await;
+    b.follow(b.find(".submit-entry a").await).await;
+    assert_eq!(b.path().await, "/c/events/submit");
+    if axe {
+        accessible(&b, "the CMS submission form").await;
+    }
+    b.find("#f-data_summary")
+        .await
+        .send_keys("Bring a laptop.")
+        .await
+        .unwrap();
+    b.find("#f-data_free").await.click().await.unwrap();
+    b.follow(b.find(".post-form button[type=submit]").await)
+        .await;
+    assert!(
+        !b.text("#e-data_title").await.is_empty(),
+        "the problem is beside the title"
+    );
+    if axe {
+        accessible(&b, "the CMS submission form with a problem").await;
+    }
+    b.find("#f-data_title")
+        .await
+        .send_keys("Rust workshop")
+        .await
+        .unwrap();
+    b.follow(b.find(".post-form button[type=submit]").await)
+        .await;
+    assert!(
+        b.text(".notice.ok h2")
+            .await
+            .contains("your entry was received")
+    );
+    let pending = t.get("/cms/events?status=pending_review").await;
+    assert_eq!(
+        pending.body["items"][0]["data"],
+        json!({"title": "Rust workshop", "summary": "Bring a laptop.", "free": true})
+    );
 
     // Error pages.
     if axe {
