@@ -14,6 +14,7 @@ pub mod dashboard;
 pub mod error;
 pub mod forms;
 pub mod page;
+pub mod schema_form;
 pub mod site;
 
 use axum::Router;

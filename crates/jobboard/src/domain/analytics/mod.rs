@@ -18,6 +18,6 @@ pub mod visitors;
 pub use ingest::{View, ingest, record_views};
 pub use jobs::jobs;
 pub use model::*;
-pub use site::{site, site_window};
+pub use site::{TopJob, site, site_window, top_jobs};
 pub use upgrade::{finish_upgrade, rebuild_sketches};
 pub use visitors::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE};

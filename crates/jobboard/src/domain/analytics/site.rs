@@ -133,3 +133,44 @@ pub async fn site(db: &Db, org_id: i64, w: &Window) -> Result<SiteReport> {
         timeseries,
     })
 }
+
+/// A job in a top list of the dashboard: its title (empty once deleted) and its figure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopJob {
+    pub job_id: Uuid,
+    pub title: String,
+    pub count: i64,
+}
+
+/// The `limit` jobs with the most job views and the `limit` with the most applications
+/// in `w`, most first.
+pub async fn top_jobs(
+    db: &Db,
+    org_id: i64,
+    w: &Window,
+    limit: i64,
+) -> Result<(Vec<TopJob>, Vec<TopJob>)> {
+    let (viewed, applied) = tokio::try_join!(
+        store::top_viewed(db, org_id, w, limit),
+        store::top_applied(db, org_id, w, limit)
+    )?;
+    let mut ids: Vec<Uuid> = viewed.iter().chain(&applied).map(|(id, _)| *id).collect();
+    ids.sort();
+    ids.dedup();
+    let titles: std::collections::HashMap<Uuid, String> =
+        crate::domain::jobs::get_many(db, org_id, &ids)
+            .await?
+            .into_iter()
+            .map(|j| (j.id, j.title))
+            .collect();
+    let named = |rows: Vec<(Uuid, i64)>| {
+        rows.into_iter()
+            .map(|(job_id, count)| TopJob {
+                job_id,
+                title: titles.get(&job_id).cloned().unwrap_or_default(),
+                count,
+            })
+            .collect()
+    };
+    Ok((named(viewed), named(applied)))
+}

@@ -11,7 +11,7 @@ use axum::{
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Redirect, Response},
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::{
     Frame,
@@ -21,12 +21,13 @@ use crate::{
     app::AppState,
     domain::{
         Error, FieldError, Input,
-        cms::{self, Collection, FieldDef, FieldType, Moderation, Visibility},
+        cms::{self, Collection, Moderation, Visibility},
     },
     web::{
         error::PageError,
-        forms::{FieldMessages, FormData, FormValue},
+        forms::{FieldMessages, FormData},
         page::{Chrome, Html},
+        schema_form::{self, Dates, SchemaField},
         site::Site,
     },
 };
@@ -39,7 +40,7 @@ struct SubmitPage {
     name: String,
     list_href: String,
     action: String,
-    fields: Vec<Field>,
+    schema_fields: Vec<SchemaField>,
     problems: Vec<(String, String)>,
     notice: Option<String>,
     sent: bool,
@@ -47,122 +48,14 @@ struct SubmitPage {
     token: String,
 }
 
-/// One field of the form, from a schema field.
-struct Field {
-    /// The form field's name: `data_` and the schema field's (so that no schema field
-    /// meets the form's own fields).
-    name: String,
-    label: String,
-    /// `text`, `textarea`, `number`, `checkbox`, `date`, `url` or `select`.
-    control: &'static str,
-    hint: String,
-    required: bool,
-    value: String,
-    /// For selects: (value, selected).
-    options: Vec<(String, bool)>,
-    /// Bounds of a number field, as attributes.
-    min: Option<String>,
-    max: Option<String>,
-    maxlength: Option<i64>,
-    error: Option<String>,
-}
-
-impl Field {
-    fn checked(&self) -> bool {
-        !self.value.is_empty()
-    }
-}
-
-fn form_name(def: &FieldDef) -> String {
-    format!("data_{}", def.name)
-}
-
-/// `release_date` → "Release date".
-fn label_of(name: &str) -> String {
-    let s = name.replace('_', " ");
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => s,
-    }
-}
-
-/// How a schema field's value is typed into the form.
-fn form_value(kind: FieldType) -> FormValue {
-    match kind {
-        FieldType::Number => FormValue::Number,
-        FieldType::Boolean => FormValue::Checkbox,
-        _ => FormValue::Text,
-    }
-}
-
-fn fields(collection: &Collection, form: &FormData, errors: &FieldMessages) -> Vec<Field> {
-    collection
-        .schema
-        .0
-        .iter()
-        .map(|def| {
-            let name = form_name(def);
-            let (control, hint) = match def.kind {
-                FieldType::Text => ("text", String::new()),
-                FieldType::Longtext => ("textarea", String::new()),
-                FieldType::Number => ("number", String::new()),
-                FieldType::Boolean => ("checkbox", String::new()),
-                FieldType::Date => ("date", String::new()),
-                FieldType::Url => ("url", "An address starting with https://".to_string()),
-                FieldType::Image => ("url", "The https:// address of an image.".to_string()),
-                FieldType::Select => ("select", String::new()),
-            };
-            let value = form.get(&name).unwrap_or("").to_string();
-            let options = def
-                .options
-                .iter()
-                .flatten()
-                .map(|o| (o.clone(), *o == value))
-                .collect();
-            Field {
-                label: label_of(&def.name),
-                control,
-                hint,
-                required: def.required && def.kind != FieldType::Boolean,
-                options,
-                min: def.min.map(|v| v.to_string()),
-                max: def.max.map(|v| v.to_string()),
-                maxlength: def.max_length,
-                error: errors.get(&name).map(str::to_string),
-                value,
-                name,
-            }
-        })
-        .collect()
-}
-
-/// The body `POST /api/cms/{slug}/submit` takes, from the form: each schema field's
-/// value typed as its field says (an empty box is not sent).
+/// The body `POST /api/cms/{slug}/submit` takes, from the form.
 fn body_of(collection: &Collection, form: &FormData) -> Input {
-    let mut data = Map::new();
-    for def in &collection.schema.0 {
-        if let Some(v) = form_value(def.kind).convert(form.get(&form_name(def))) {
-            data.insert(def.name.clone(), v);
-        }
-    }
-    match json!({ "data": Value::Object(data) }) {
-        Value::Object(map) => Input::new(map),
-        _ => Input::new(Map::new()),
-    }
-}
-
-/// The operation's problems named by the form's fields (`data.title` → `data_title`).
-fn on_fields(errors: Vec<FieldError>) -> Vec<FieldError> {
-    errors
-        .into_iter()
-        .map(|mut e| {
-            if let Some(rest) = e.field.strip_prefix("data.") {
-                e.field = format!("data_{}", rest.split('.').next().unwrap_or(rest));
-            }
-            e
-        })
-        .collect()
+    let mut map = Map::new();
+    map.insert(
+        "data".into(),
+        Value::Object(schema_form::data_of(&collection.schema.0, form)),
+    );
+    Input::new(map)
 }
 
 /// The public collection of `slug` that takes submissions, or a 404.
@@ -197,7 +90,12 @@ async fn page(
         chrome,
         frame: Frame::of(site, &action),
         name: collection.name.clone(),
-        fields: fields(collection, &form, &FieldMessages::of(&errors)),
+        schema_fields: schema_form::fields(
+            &collection.schema.0,
+            &form,
+            &FieldMessages::of(&errors),
+            Dates::Picker,
+        ),
         problems: errors
             .iter()
             .map(|e| (e.field.clone(), e.message.clone()))
@@ -285,7 +183,7 @@ pub async fn submit(
             Ok(Redirect::to(&format!("/c/{}/submit?sent=1", collection.slug)).into_response())
         }
         Err(Error::Schema(errors) | Error::Invalid(errors)) => {
-            let errors = on_fields(errors);
+            let errors = schema_form::on_controls(errors);
             let n = errors.len();
             let notice = if n == 1 {
                 "One field needs a correction before the entry can be saved.".to_string()

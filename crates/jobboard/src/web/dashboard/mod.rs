@@ -6,17 +6,26 @@
 //! at once.
 //!
 //! Pages: sign-in, sign-out and the setup link ([`login`]); the overview ([`home`]);
-//! jobs ([`jobs`], [`job_form`]); Settings: API keys ([`keys`]), the board's look
+//! jobs ([`jobs`], [`job_form`]); applications ([`applications`]); members ([`members`]);
+//! CMS collections ([`cms`]) and their items ([`cms_items`]); webhooks and their delivery
+//! log ([`webhooks`]); analytics ([`analytics`]);
+//! Settings: API keys ([`keys`]), the board's look
 //! ([`board`]), staff users and one's own password ([`staff`]).
 
+mod analytics;
+mod applications;
 mod board;
+mod cms;
+mod cms_items;
 mod fields;
 mod job_form;
 mod jobs;
 mod keys;
 mod login;
+mod members;
 mod session;
 mod staff;
+mod webhooks;
 
 use askama::Template;
 use axum::{
@@ -85,6 +94,85 @@ pub fn routes() -> Router<AppState> {
             get(jobs::confirm_delete)
                 .post(jobs::delete)
                 .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/applications",
+            get(applications::list).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/applications/{id}/status",
+            post(applications::set_status).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/analytics",
+            get(analytics::page).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/members",
+            get(members::list).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/members/{id}",
+            get(members::show).fallback(only(READ)),
+        )
+        .route("/dashboard/cms", get(cms::list).fallback(only(READ)))
+        .route(
+            "/dashboard/cms/new",
+            get(cms::new_form).post(cms::create).fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/cms/{slug}/items",
+            get(cms_items::list).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/cms/{slug}/edit",
+            get(cms::edit_form).post(cms::update).fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/cms/{slug}/items/new",
+            get(cms_items::new_form)
+                .post(cms_items::create)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/cms/{slug}/items/{id}",
+            get(cms_items::edit_form)
+                .post(cms_items::update)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/cms/{slug}/items/{id}/status",
+            post(cms_items::set_status).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/cms/{slug}/items/{id}/delete",
+            post(cms_items::delete).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/webhooks",
+            get(webhooks::list)
+                .post(webhooks::create)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/webhooks/{id}",
+            get(webhooks::show).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/webhooks/{id}/enabled",
+            post(webhooks::set_enabled).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/webhooks/{id}/test",
+            post(webhooks::test).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/webhooks/{id}/delete",
+            post(webhooks::delete).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/webhooks/{id}/deliveries/{delivery}/retry",
+            post(webhooks::retry).fallback(only(POST)),
         )
         .route("/dashboard/settings", get(settings).fallback(only(READ)))
         .route(
@@ -156,7 +244,8 @@ pub fn setup_url(config: &Config, token: &str) -> String {
 pub struct Nav {
     pub org_name: String,
     pub email: String,
-    /// `home`, `jobs`, `api-keys`, `board`, `staff`, `password`.
+    /// `home`, `jobs`, `applications`, `members`, `cms`, `webhooks`, `analytics`,
+    /// `api-keys`, `board`, `staff`, `password`.
     pub section: &'static str,
     pub csrf: String,
     pub css: String,
@@ -204,6 +293,20 @@ fn notice(code: &str) -> Option<&'static str> {
         "user_removed" => "The staff user was removed and signed out everywhere.",
         "password_changed" => "Your password was changed. Your other sessions have ended.",
         "signed_out" => "You have signed out.",
+        "application_moved" => "The application was moved.",
+        "webhook_saved" => "The subscription was saved. Events are delivered to it from now on.",
+        "webhook_enabled" => "The subscription was enabled.",
+        "webhook_disabled" => {
+            "The subscription was disabled. Its pending deliveries wait until it is enabled."
+        }
+        "webhook_deleted" => "The subscription was deleted.",
+        "webhook_disabled_first" => "The subscription is disabled: enable it first.",
+        "ping_queued" => "A test ping was queued. It appears below once sent.",
+        "retry_queued" => "The delivery was queued again.",
+        "collection_saved" => "The collection was saved.",
+        "entry_saved" => "The entry was saved.",
+        "entry_moved" => "The entry was moved.",
+        "entry_deleted" => "The entry was deleted.",
         "session_ended" => "Your session has ended. Please sign in again.",
         _ => return None,
     })

@@ -5,6 +5,7 @@ mod auth;
 mod forgery;
 mod isolation;
 mod jobs;
+mod pages;
 mod settings;
 mod users_cli;
 

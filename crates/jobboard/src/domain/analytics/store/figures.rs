@@ -217,3 +217,41 @@ pub async fn created_in(db: &Db, org_id: i64, what: Created, w: &Window) -> DbRe
         sqlx::query_scalar(sql).bind(org_id).bind(start).bind(end).fetch_one(p).await?
     }))
 }
+
+/// The `limit` jobs with the most job views in `w` (then by id), with their views.
+pub async fn top_viewed(
+    db: &Db,
+    org_id: i64,
+    w: &Window,
+    limit: i64,
+) -> DbResult<Vec<(Uuid, i64)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT job_id, CAST(SUM(job_views) AS BIGINT) AS views FROM analytics_daily
+             WHERE org_id = $1 AND day >= $2 AND day <= $3 AND job_id <> $4
+             GROUP BY job_id HAVING SUM(job_views) > 0 ORDER BY views DESC, job_id LIMIT $5",
+        )
+        .bind(org_id).bind(day_text(w.from)).bind(day_text(w.to)).bind(Uuid::nil()).bind(limit)
+        .fetch_all(p).await?
+    }))
+}
+
+/// The `limit` jobs with the most applications received in `w` (then by id), with
+/// their counts.
+pub async fn top_applied(
+    db: &Db,
+    org_id: i64,
+    w: &Window,
+    limit: i64,
+) -> DbResult<Vec<(Uuid, i64)>> {
+    let (start, end) = w.bounds();
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT job_id, COUNT(*) AS n FROM applications
+             WHERE org_id = $1 AND created_at >= $2 AND created_at < $3
+             GROUP BY job_id ORDER BY n DESC, job_id LIMIT $4",
+        )
+        .bind(org_id).bind(start).bind(end).bind(limit)
+        .fetch_all(p).await?
+    }))
+}
