@@ -198,6 +198,21 @@ impl Browser {
             .await
             .unwrap();
         e.click().await.unwrap();
+        self.wait_for_new_page().await;
+    }
+
+    /// Presses Enter on `e` (a button or link, as a keyboard user does), which loads
+    /// another page, and waits until it has loaded.
+    pub async fn press_enter(&self, e: Element) {
+        self.client
+            .execute("window.__jbLeaving = true; return true;", vec![])
+            .await
+            .unwrap();
+        e.send_keys("\u{E007}").await.unwrap();
+        self.wait_for_new_page().await;
+    }
+
+    async fn wait_for_new_page(&self) {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             // While the page changes the script may fail; that is "not yet".

@@ -7,7 +7,10 @@
 
 #[path = "../api/common.rs"]
 mod common;
+mod dashboard;
 pub mod harness;
+#[path = "../api/webhook_receiver.rs"]
+mod webhook_receiver;
 
 use common::{Backend, TestApp};
 use harness::Browser;
