@@ -8,6 +8,9 @@
 #   BENCH_ONLY='healthz|page 1' bench/jobs.sh   # only the endpoints whose label matches
 #   BENCH_SET=board bench/jobs.sh        # the public board's pages beside GET /api/jobs, and
 #                                        # the sitemap's memory (bench/board.sh)
+#   BENCH_SET=dashboard bench/jobs.sh    # the dashboard's heaviest pages (its jobs list,
+#                                        # analytics over 12 months) beside the API
+#                                        # (bench/dashboard.sh)
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
@@ -89,6 +92,21 @@ BOARD_ENDPOINTS=(
 )
 if [ "${BENCH_SET:-api}" = board ]; then ENDPOINTS=("${BOARD_ENDPOINTS[@]}"); fi
 
+# The dashboard's heaviest pages, signed in (BENCH_SET=dashboard; @COOKIE@ is the session
+# bench/dashboard_setup.py signs in, with a year of analytics ingested), beside the API
+# calls that read the same data. Dashboard pages are never cached: each renders afresh.
+DASHBOARD_ENDPOINTS=(
+  "GET /api/jobs page 1, uncached|/api/jobs|Cache-Control: no-cache"
+  "dashboard jobs, pending tab|/dashboard/jobs|@COOKIE@"
+  "dashboard jobs, active tab|/dashboard/jobs?status=active|@COOKIE@"
+  "dashboard jobs, all, page 1,000|/dashboard/jobs?status=all&page=1000|@COOKIE@"
+  "dashboard jobs, search (1 word)|/dashboard/jobs?status=all&search=pharmac|@COOKIE@"
+  "GET /api/analytics?period=12mo|/api/analytics?period=12mo"
+  "dashboard analytics, 12 months|/dashboard/analytics?period=12mo|@COOKIE@"
+  "dashboard analytics, 30 days|/dashboard/analytics?period=30d|@COOKIE@"
+)
+if [ "${BENCH_SET:-api}" = dashboard ]; then ENDPOINTS=("${DASHBOARD_ENDPOINTS[@]}"); fi
+
 # The server's resident memory (kB): now, and its peak so far.
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
@@ -115,6 +133,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 measure() {
   local label="$1" url="${2//@SLUG@/$SLUG}" key="$3" extra="${4:-X-Bench: 1}" script="$BENCH_DIR/report.lua"
+  extra="${extra//@COOKIE@/${COOKIE:-X-Bench: 1}}"
   [ "$label" = "POST /jobs" ] && script="$BENCH_DIR/post.lua"
   wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -H "$extra" -s "$script" "$url" >/dev/null
   local out="$WORK/runs.txt"
@@ -202,6 +221,10 @@ start_and_measure() {
   done
   SLUG=$(curl -fsS -H "x-api-key: $key" "http://127.0.0.1:$port/api/jobs?per_page=1" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["slug"])')
+  if [ "${BENCH_SET:-api}" = dashboard ]; then
+    echo "== $backend: a staff user, its session, a year of analytics" >&2
+    COOKIE=$(python3 "$BENCH_DIR/dashboard_setup.py" "$BIN" "$db" "$port" "$key" | tail -n 1)
+  fi
   if [ "${BENCH_SET:-api}" = board ]; then
     echo "== $backend: sitemap memory" >&2
     { echo; echo "### $backend, $JOBS jobs: sitemap"; echo; sitemap_memory "http://127.0.0.1:$port"; } | tee -a "$WORK/report.md"
