@@ -81,10 +81,11 @@ def seed_analytics():
     for page in range(1, 11):
         _, _, body = call("GET", f"/api/jobs?per_page=100&page={page}", headers={"x-api-key": KEY})
         ids += [j["id"] for j in json.loads(body)["data"]]
-    today = datetime.datetime.now(datetime.timezone.utc).date()
+    # One moment of each of the last 365 days (never in the future).
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) - datetime.timedelta(minutes=1)
     batches = []
     for d in range(365):
-        at = f"{(today - datetime.timedelta(days=d)).isoformat()}T12:00:00Z"
+        at = (now - datetime.timedelta(days=d)).isoformat().replace("+00:00", "Z")
         batches.append([{"type": "job_view", "job_id": j, "visitor_id": f"v{(i + d) % 5000}", "occurred_at": at}
                         for i, j in enumerate(ids)])
         batches.append([{"type": "page_view", "visitor_id": f"v{i}", "occurred_at": at} for i in range(200)])

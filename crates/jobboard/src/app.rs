@@ -69,6 +69,9 @@ impl App {
     }
 
     pub fn with_db(config: Config, db: Db) -> AppState {
+        if let Some(o) = config.outgoing() {
+            db.set_outgoing(o);
+        }
         let limiter = match db.pg() {
             Some(pool) => RateLimiter::Postgres(pool.clone()),
             None => RateLimiter::memory(),

@@ -189,6 +189,32 @@ impl Config {
         Config::resolve(layer.overlay(top))
     }
 
+    /// The service's own address, no trailing slash: `public_url`, else the listen
+    /// address (loopback when it listens on every interface).
+    pub fn base_url(&self) -> String {
+        if self.public_url.is_empty() {
+            let mut addr = self.listen;
+            if addr.ip().is_unspecified() {
+                addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+            }
+            format!("http://{addr}")
+        } else {
+            self.public_url.trim_end_matches('/').to_string()
+        }
+    }
+
+    /// What mail links need ([`crate::db::Outgoing`]), when mail is sent.
+    pub fn outgoing(&self) -> Option<crate::db::Outgoing> {
+        self.mail.enabled().then(|| crate::db::Outgoing {
+            base_url: self.base_url(),
+            domain_scheme: if self.public_url.starts_with("http://") {
+                "http".into()
+            } else {
+                "https".into()
+            },
+        })
+    }
+
     /// Defaults with `database` replaced; for tools and tests.
     pub fn with_database(database: &str) -> Config {
         let top = Layer {

@@ -1,5 +1,5 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
-//! records whose `cancelAt` has come).
+//! records whose `cancelAt` has come, employers' expiry reminders).
 //!
 //! Every step is an ordinary storage call that moves records whose moment has passed,
 //! each in its own transaction together with its events, guarded by the record's current
@@ -31,6 +31,10 @@ pub async fn tick(app: &AppState) -> u64 {
     match crate::domain::members::cancel_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "subscription cancellation step failed"),
+    }
+    match crate::domain::jobs::remind_expiring(&app.db, now).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "expiry reminder step failed"),
     }
     moved
 }

@@ -40,6 +40,15 @@ pub enum OrgsCmd {
         /// Whether visitors may submit jobs on the board: on or off.
         #[arg(long, value_parser = ["on", "off"])]
         public_posting: Option<String>,
+        /// Mail a job's contact address when the job goes live: on or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        mail_job_live: Option<String>,
+        /// Mail a job's contact address this many days before it expires (0: never).
+        #[arg(long)]
+        mail_expiry_days: Option<i64>,
+        /// Mail a job's contact address on each application: on or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        mail_applications: Option<String>,
     },
     /// List organizations.
     List,
@@ -56,6 +65,9 @@ pub async fn run(db: &Db, cmd: OrgsCmd) -> anyhow::Result<()> {
             logo_url,
             accent_color,
             public_posting,
+            mail_job_live,
+            mail_expiry_days,
+            mail_applications,
         } => {
             let mut changes = Map::new();
             for (field, value) in [
@@ -75,8 +87,17 @@ pub async fn run(db: &Db, cmd: OrgsCmd) -> anyhow::Result<()> {
                     changes.insert(field.into(), v);
                 }
             }
-            if let Some(v) = public_posting {
-                changes.insert("public_posting".into(), (v == "on").into());
+            for (field, value) in [
+                ("public_posting", public_posting),
+                ("mail_job_live", mail_job_live),
+                ("mail_applications", mail_applications),
+            ] {
+                if let Some(v) = value {
+                    changes.insert(field.into(), (v == "on").into());
+                }
+            }
+            if let Some(v) = mail_expiry_days {
+                changes.insert("mail_expiry_days".into(), v.into());
             }
             update(db, id, changes).await
         }

@@ -41,6 +41,8 @@ const MIGRATIONS: &[Migration] = &[
     migration!(19, "0019_payments_outlive_members"),
     migration!(20, "0020_webhook_secret_rotation"),
     migration!(21, "0021_cms_rules"),
+    migration!(22, "0022_employer_mail"),
+    migration!(23, "0023_jobs_list_all"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

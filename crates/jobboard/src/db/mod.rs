@@ -104,6 +104,30 @@ pub struct Db {
     backend: Backend,
     /// Queues of writes that one task commits in batches (see [`Db::queue`]).
     queues: std::sync::Arc<Queues>,
+    /// Set when mail is sent (see [`Db::set_outgoing`]).
+    outgoing: std::sync::Arc<std::sync::OnceLock<Outgoing>>,
+}
+
+/// What writes that queue mail need to know: that mail is sent at all, and where the
+/// links in it point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// The service's own address (`public_url`, else the listen address), no trailing
+    /// slash: the dashboard's links, and the board's of organizations without a domain.
+    pub base_url: String,
+    /// The scheme of links to an organization's own domain (`https` unless `public_url`
+    /// is plain `http`).
+    pub domain_scheme: String,
+}
+
+impl Outgoing {
+    /// The absolute address of `path` on the board of an organization with `domain`.
+    pub fn board_url(&self, domain: Option<&str>, path: &str) -> String {
+        match domain {
+            Some(d) => format!("{}://{d}{path}", self.domain_scheme),
+            None => format!("{}{path}", self.base_url),
+        }
+    }
 }
 
 /// SQLite's `synchronous` setting (see docs/durability.md). In WAL mode `Normal` syncs
@@ -143,6 +167,7 @@ impl Db {
                 write: pool,
                 backend: Backend::Postgres,
                 queues: Default::default(),
+                outgoing: Default::default(),
             })
         } else if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
@@ -180,6 +205,7 @@ impl Db {
                 write: Pool::Sqlite(write),
                 backend: Backend::Sqlite,
                 queues: Default::default(),
+                outgoing: Default::default(),
             })
         } else {
             anyhow::bail!(
@@ -210,7 +236,20 @@ impl Db {
             write: self.write.clone(),
             backend: self.backend,
             queues: Default::default(),
+            outgoing: self.outgoing.clone(),
         }
+    }
+
+    /// Declares that mail is sent, and where its links point: writes that have mail to
+    /// send (to employers, to alert subscribers) queue it from now on. Without it they
+    /// queue none. Set once, when the service starts.
+    pub fn set_outgoing(&self, o: Outgoing) {
+        let _ = self.outgoing.set(o);
+    }
+
+    /// The mail settings of [`Db::set_outgoing`], when mail is sent.
+    pub fn outgoing(&self) -> Option<&Outgoing> {
+        self.outgoing.get()
     }
 
     pub fn backend(&self) -> Backend {

@@ -15,6 +15,7 @@ mod board_visits;
 mod cms;
 mod cms_rules;
 mod dashboard;
+mod employer_mail;
 mod event_delivery;
 mod foundation;
 mod hardening;

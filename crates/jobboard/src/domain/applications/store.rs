@@ -53,6 +53,8 @@ pub(super) async fn create(
             .await?
     });
     outbox::emit_event(&mut tx, org_id, &events::received(&app)).await?;
+    crate::domain::jobs::notices::application_received(&mut tx, db.outgoing(), org_id, &app)
+        .await?;
     tx.commit().await?;
     Ok(Some(app))
 }

@@ -57,7 +57,7 @@ async fn drain(db: Db, pool: sqlx::SqlitePool, mut rx: mpsc::UnboundedReceiver<P
                 Err(_) => break,
             }
         }
-        match commit(&pool, &batch).await {
+        match commit(&pool, &batch, db.outgoing()).await {
             Ok(results) => {
                 for (p, r) in batch.into_iter().zip(results) {
                     let _ = p.reply.send(r);
@@ -76,13 +76,18 @@ async fn drain(db: Db, pool: sqlx::SqlitePool, mut rx: mpsc::UnboundedReceiver<P
 
 /// Inserts every creation of `batch` and commits once. A creation whose own insert fails
 /// (which leaves nothing behind) gets its error; any other failure fails the batch.
-async fn commit(pool: &sqlx::SqlitePool, batch: &[Pending]) -> DbResult<Vec<DbResult<Job>>> {
+async fn commit(
+    pool: &sqlx::SqlitePool,
+    batch: &[Pending],
+    out: Option<&crate::db::Outgoing>,
+) -> DbResult<Vec<DbResult<Job>>> {
     let mut tx = Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?);
     let mut results = Vec::with_capacity(batch.len());
     for p in batch {
         let inserted = store::insert_new(&mut tx, p.org_id, &p.job).await;
         if let Ok(job) = &inserted {
             store::emit(&mut tx, p.org_id, events::created(job)).await?;
+            super::notices::job_written(&mut tx, out, p.org_id, None, job).await?;
         }
         results.push(inserted);
     }

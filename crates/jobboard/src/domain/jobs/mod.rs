@@ -7,6 +7,7 @@ pub mod board;
 pub mod events;
 mod list;
 pub mod model;
+pub(crate) mod notices;
 mod search;
 mod store;
 
@@ -132,6 +133,39 @@ pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Job> {
     store::delete(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("job"))
+}
+
+/// The scheduler's expiry reminders: for every organization with reminders on
+/// (`mail_expiry_days` > 0) while the service sends mail, each active job with a contact
+/// address that expires within that many days and was not reminded of this `expires_at`
+/// yet gets its reminder, marked in the same transaction as its mail (guarded, so with
+/// several nodes each is sent once; a moved expiry gets a new one). Answers how many.
+pub async fn remind_expiring(db: &Db, now: Ts) -> Result<u64> {
+    let Some(out) = db.outgoing() else {
+        return Ok(0);
+    };
+    let mut sent = 0;
+    for (org_id, days) in store::reminding_orgs(db).await? {
+        let until = now.later_by(std::time::Duration::from_secs(
+            u64::try_from(days).unwrap_or(0) * 86_400,
+        ));
+        loop {
+            let due = store::reminders_due(db, org_id, now, until, 200).await?;
+            let n = due.len();
+            for id in due {
+                let mut tx = db.begin().await?;
+                if let Some(job) = store::mark_reminded(&mut tx, org_id, id).await? {
+                    notices::reminder(&mut tx, out, org_id, &job).await?;
+                    sent += 1;
+                }
+                tx.commit().await?;
+            }
+            if n < 200 {
+                break;
+            }
+        }
+    }
+    Ok(sent)
 }
 
 /// Moves every active job past its `expires_at` to `expired` (the scheduler's pass).

@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::{
     events::{self, JobEvent},
     model::{Job, JobStatus},
+    notices,
 };
 use crate::{
     db::{Db, DbResult, Tx, events as outbox},
@@ -147,6 +148,7 @@ pub(super) async fn create_alone(db: &Db, org_id: i64, job: &Job) -> DbResult<Jo
             Err(e) => return Err(e),
             Ok(stored) => {
                 emit(&mut tx, org_id, events::created(&stored)).await?;
+                notices::job_written(&mut tx, db.outgoing(), org_id, None, &stored).await?;
                 tx.commit().await?;
                 return Ok(stored);
             }
@@ -181,6 +183,7 @@ pub(super) async fn update(
             .map_err(crate::db::StoreError::from)?
     });
     emit(&mut tx, org_id, events::updated(&current, &job, changed)).await?;
+    notices::job_written(&mut tx, db.outgoing(), org_id, Some(&current), &job).await?;
     tx.commit().await?;
     Ok(Some(job))
 }
@@ -255,4 +258,53 @@ pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
             return Ok(moved);
         }
     }
+}
+
+/// The organizations with expiry reminders on, with their number of days.
+pub(super) async fn reminding_orgs(db: &Db) -> DbResult<Vec<(i64, i64)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as("SELECT id, mail_expiry_days FROM organizations WHERE mail_expiry_days > 0 ORDER BY id")
+            .fetch_all(p)
+            .await?
+    }))
+}
+
+/// Up to `limit` active jobs of the organization with a contact address that expire
+/// after `from` and no later than `until`, not yet reminded of that expiry.
+pub(super) async fn reminders_due(
+    db: &Db,
+    org_id: i64,
+    from: Ts,
+    until: Ts,
+    limit: i64,
+) -> DbResult<Vec<Uuid>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_scalar(
+            "SELECT id FROM jobs WHERE org_id = $1 AND status = 'active' AND contact_email IS NOT NULL
+               AND expires_at IS NOT NULL AND expires_at > $2 AND expires_at <= $3
+               AND (expiry_reminder_for IS NULL OR expiry_reminder_for <> expires_at)
+             ORDER BY expires_at, id LIMIT $4",
+        )
+        .bind(org_id)
+        .bind(from)
+        .bind(until)
+        .bind(limit)
+        .fetch_all(p)
+        .await?
+    }))
+}
+
+/// Marks the job as reminded of its current `expires_at`, when it still is due one;
+/// the job, or `None` when another pass (or node) got there first.
+pub(super) async fn mark_reminded(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+    let sql = format!(
+        "UPDATE jobs SET expiry_reminder_for = expires_at
+         WHERE org_id = $1 AND id = $2 AND status = 'active' AND expires_at IS NOT NULL
+           AND (expiry_reminder_for IS NULL OR expiry_reminder_for <> expires_at)
+         RETURNING {}",
+        *COLUMNS
+    );
+    Ok(dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await?
+    }))
 }

@@ -15,7 +15,7 @@ use crate::{
     db::Db,
     domain::{
         Error, Input, Result, Ts,
-        kind::{Check, Flag, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
+        kind::{Check, Flag, Int, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
     },
     request,
 };
@@ -33,6 +33,12 @@ pub struct Org {
     pub accent_color: Option<String>,
     /// Visitors may submit jobs on the board (`/post-a-job`).
     pub public_posting: bool,
+    /// Mail a job's `contact_email` when the job goes live.
+    pub mail_job_live: bool,
+    /// Mail a job's `contact_email` this many days before it expires; 0: never.
+    pub mail_expiry_days: i64,
+    /// Mail a job's `contact_email` on each application.
+    pub mail_applications: bool,
     pub created_at: Ts,
 }
 
@@ -120,6 +126,13 @@ request! {
         pub accent_color: nullable HexColor,
         /// Whether visitors may submit jobs on the board.
         pub public_posting: not_null Flag,
+        /// Mail a job's contact address when the job goes live.
+        pub mail_job_live: not_null Flag,
+        /// Mail a job's contact address this many days before it expires (0 to 60; 0:
+        /// never).
+        pub mail_expiry_days: not_null Int<0, 60>,
+        /// Mail a job's contact address on each application.
+        pub mail_applications: not_null Flag,
     }
 }
 
@@ -187,6 +200,15 @@ pub async fn update_with(db: &Db, id: i64, c: OrgChanges) -> Result<Org> {
     }
     if let Some(v) = c.public_posting {
         org.public_posting = v;
+    }
+    if let Some(v) = c.mail_job_live {
+        org.mail_job_live = v;
+    }
+    if let Some(v) = c.mail_expiry_days {
+        org.mail_expiry_days = v;
+    }
+    if let Some(v) = c.mail_applications {
+        org.mail_applications = v;
     }
     match store::update(db, &org).await {
         Err(e) if e.is_unique() => Err(domain_taken()),

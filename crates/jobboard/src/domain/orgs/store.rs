@@ -7,8 +7,8 @@ use crate::{
     domain::Ts,
 };
 
-const COLUMNS: &str =
-    "id, name, domain, tagline, logo_url, accent_color, public_posting, created_at";
+const COLUMNS: &str = "id, name, domain, tagline, logo_url, accent_color, public_posting, \
+     mail_job_live, mail_expiry_days, mail_applications, created_at";
 
 pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResult<Org> {
     let sql = format!(
@@ -27,7 +27,8 @@ pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResul
 pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
     let sql = format!(
         "UPDATE organizations SET name = $2, domain = $3, tagline = $4, logo_url = $5, \
-         accent_color = $6, public_posting = $7 WHERE id = $1 RETURNING {COLUMNS}"
+         accent_color = $6, public_posting = $7, mail_job_live = $8, mail_expiry_days = $9, \
+         mail_applications = $10 WHERE id = $1 RETURNING {COLUMNS}"
     );
     Ok(dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -38,6 +39,9 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
             .bind(&o.logo_url)
             .bind(&o.accent_color)
             .bind(o.public_posting)
+            .bind(o.mail_job_live)
+            .bind(o.mail_expiry_days)
+            .bind(o.mail_applications)
             .fetch_one(p)
             .await?
     }))
@@ -73,7 +77,8 @@ struct BoardRow {
 /// One statement: the organization of `host` (else organization 1) and its version.
 pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board>> {
     let sql = "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
-         o.public_posting, o.created_at, COALESCE(v.version, 0) AS version \
+         o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, o.created_at, \
+         COALESCE(v.version, 0) AS version \
          FROM organizations o LEFT JOIN job_list_versions v ON v.org_id = o.id \
          WHERE o.id = COALESCE((SELECT id FROM organizations WHERE domain = $1), 1)";
     let row: Option<BoardRow> = dispatch!(db.reader(), p => {

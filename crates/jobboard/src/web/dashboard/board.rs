@@ -35,6 +35,9 @@ const SPEC: &[(&str, FormValue)] = &[
     ("accent_color", FormValue::Clearable),
     ("domain", FormValue::Clearable),
     ("public_posting", FormValue::Checkbox),
+    ("mail_job_live", FormValue::Checkbox),
+    ("mail_expiry_days", FormValue::Number),
+    ("mail_applications", FormValue::Checkbox),
 ];
 
 fn fields() -> Vec<FieldView> {
@@ -54,6 +57,19 @@ fn fields() -> Vec<FieldView> {
             "Visitors may submit jobs on the board",
             "checkbox",
         ),
+        FieldView::new(
+            "mail_job_live",
+            "Mail a job's contact address when the job goes live",
+            "checkbox",
+        ),
+        FieldView::new("mail_expiry_days", "Expiry reminder, days before", "number").hint(
+            "Mail a job's contact address this many days before the job expires (0 to 60; 0: never).",
+        ),
+        FieldView::new(
+            "mail_applications",
+            "Mail a job's contact address on each application",
+            "checkbox",
+        ),
     ]
 }
 
@@ -68,6 +84,15 @@ fn values_of_org(o: &Org) -> HashMap<String, String> {
         (
             "public_posting".into(),
             if o.public_posting { "on" } else { "" }.into(),
+        ),
+        (
+            "mail_job_live".into(),
+            if o.mail_job_live { "on" } else { "" }.into(),
+        ),
+        ("mail_expiry_days".into(), o.mail_expiry_days.to_string()),
+        (
+            "mail_applications".into(),
+            if o.mail_applications { "on" } else { "" }.into(),
         ),
     ])
 }

@@ -226,16 +226,7 @@ fn only(
 /// The address of the setup link of `token`: under `public_url`, else the listen address
 /// (loopback when it listens on every interface).
 pub fn setup_url(config: &Config, token: &str) -> String {
-    let base = if config.public_url.is_empty() {
-        let mut addr = config.listen;
-        if addr.ip().is_unspecified() {
-            addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-        }
-        format!("http://{addr}")
-    } else {
-        config.public_url.clone()
-    };
-    format!("{base}/dashboard/setup/{token}")
+    format!("{}/dashboard/setup/{token}", config.base_url())
 }
 
 /// What the dashboard's layout shows around every page: the organization, the signed-in
