@@ -9,7 +9,7 @@ use super::model::{Job, JobStatus, url_of};
 use crate::{
     db::{DbResult, Outgoing, Tx},
     dispatch_tx,
-    domain::{Ts, applications::Application},
+    domain::{Ts, applications::model::Application},
     mail::{
         message::Message,
         store::{EnqueueError, enqueue},
