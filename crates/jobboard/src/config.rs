@@ -30,6 +30,7 @@ pub struct Layer {
     pub default_write_limit: Option<u32>,
     pub auth_failure_limit: Option<u32>,
     pub form_limit: Option<u32>,
+    pub alert_hour: Option<u32>,
     pub trusted_proxies: Option<Vec<String>>,
     #[serde(default)]
     pub webhooks: WebhookLayer,
@@ -90,6 +91,7 @@ impl Layer {
             default_write_limit,
             auth_failure_limit,
             form_limit,
+            alert_hour,
             trusted_proxies
         );
         overlay!(
@@ -145,6 +147,8 @@ pub struct Config {
     pub auth_failure_limit: u32,
     /// Forms (post a job, apply) a client address may send per minute on the board.
     pub form_limit: u32,
+    /// The hour (UTC, 0 to 23) daily and weekly (Mondays) job alerts are sent at.
+    pub alert_hour: u32,
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
     pub trusted_proxies: Vec<crate::net::Cidr>,
     pub webhooks: WebhookConfig,
@@ -318,6 +322,11 @@ impl Config {
                 .form_limit
                 .unwrap_or(10)
                 .clamp(1, crate::ratelimit::MAX_LIMIT),
+            alert_hour: {
+                let h = l.alert_hour.unwrap_or(7);
+                anyhow::ensure!(h < 24, "alert_hour must be 0 to 23 (UTC), not {h}");
+                h
+            },
             trusted_proxies,
             webhooks: WebhookConfig {
                 allow_private_targets: w.allow_private_targets.unwrap_or(false),

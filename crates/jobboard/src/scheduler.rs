@@ -1,5 +1,5 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
-//! records whose `cancelAt` has come, employers' expiry reminders).
+//! records whose `cancelAt` has come, employers' expiry reminders, job alerts).
 //!
 //! Every step is an ordinary storage call that moves records whose moment has passed,
 //! each in its own transaction together with its events, guarded by the record's current
@@ -35,6 +35,10 @@ pub async fn tick(app: &AppState) -> u64 {
     match crate::domain::jobs::remind_expiring(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "expiry reminder step failed"),
+    }
+    match crate::domain::alerts::run(&app.db, now, app.config.alert_hour).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "job alert step failed"),
     }
     moved
 }

@@ -52,6 +52,7 @@ pub(super) fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
         default_write_limit: env_parse("JOBBOARD_DEFAULT_WRITE_LIMIT")?,
         auth_failure_limit: env_parse("JOBBOARD_AUTH_FAILURE_LIMIT")?,
         form_limit: env_parse("JOBBOARD_FORM_LIMIT")?,
+        alert_hour: env_parse("JOBBOARD_ALERT_HOUR")?,
         trusted_proxies: env_list("JOBBOARD_TRUSTED_PROXIES"),
         webhooks: WebhookLayer {
             allow_private_targets: env_flag("JOBBOARD_ALLOW_PRIVATE_TARGETS"),

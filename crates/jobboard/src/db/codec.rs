@@ -234,6 +234,8 @@ text_columns!(
     crate::domain::cms::Moderation,
     crate::domain::cms::SortBy,
     crate::domain::cms::SortDir,
+    crate::domain::alerts::Frequency,
+    crate::domain::alerts::AlertStatus,
     crate::domain::applications::ApplicationStatus,
     crate::domain::webhooks::EventName,
     crate::domain::webhooks::TargetType,

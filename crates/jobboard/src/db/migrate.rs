@@ -43,6 +43,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(21, "0021_cms_rules"),
     migration!(22, "0022_employer_mail"),
     migration!(23, "0023_jobs_list_all"),
+    migration!(24, "0024_job_alerts"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -88,6 +88,7 @@ Request bodies are JSON objects of at most 1 MiB; unknown fields are rejected.",
         (name = "cms", description = "CMS collections with a schema, and their items, published in time windows."),
         (name = "webhooks", description = "Subscriptions to events, delivered signed and retried, with their delivery log."),
         (name = "analytics", description = "Page views, job views and apply clicks of the board, and the figures read from them."),
+        (name = "alerts", description = "Job alerts visitors subscribed to on the board (confirmed by mail): list, export, delete."),
     ),
     components(schemas(Error, ErrorObject, Pagination)),
 )]

@@ -12,6 +12,7 @@ mod ops;
 pub mod serve;
 mod strict_json;
 
+pub mod alerts;
 pub mod analytics;
 pub mod applications;
 pub mod categories;
@@ -51,6 +52,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(plans::routes())
         .merge(applications::routes())
         .merge(analytics::routes())
+        .merge(alerts::routes())
         .merge(cms::routes())
         .merge(webhooks::routes())
         .merge(jobs::routes())

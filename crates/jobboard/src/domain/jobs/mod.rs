@@ -135,6 +135,23 @@ pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Job> {
         .ok_or(Error::NotFound("job"))
 }
 
+/// Which of `ids` (jobs of the organization) the list `f` would show at `now`: what
+/// job alerts match new jobs with, so that an alert sends what `GET /api/jobs` with its
+/// filters lists.
+pub async fn matching(
+    db: &Db,
+    org_id: i64,
+    f: &ListFilter,
+    ids: &[Uuid],
+    now: Ts,
+) -> Result<Vec<Uuid>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        out.extend(search::matching(db, org_id, f, chunk, now).await?);
+    }
+    Ok(out)
+}
+
 /// The scheduler's expiry reminders: for every organization with reminders on
 /// (`mail_expiry_days` > 0) while the service sends mail, each active job with a contact
 /// address that expires within that many days and was not reminded of this `expires_at`

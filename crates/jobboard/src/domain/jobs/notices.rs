@@ -72,6 +72,9 @@ pub(crate) async fn job_written(
 ) -> DbResult<()> {
     let went_live =
         job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
+    if went_live && out.is_some() {
+        record_live(tx, org_id, job, Ts::now()).await?;
+    }
     let (Some(out), Some(to), true) = (out, job.contact_email.as_deref(), went_live) else {
         return Ok(());
     };
@@ -106,6 +109,22 @@ pub(crate) async fn job_written(
         Message::new("job_live", to, subject, text).html(html),
     )
     .await
+}
+
+/// Notes in the live-jobs log that `job` went live (its first time only): what job
+/// alerts match against (kept while the service sends mail, as alerts exist only then).
+async fn record_live(tx: &mut Tx, org_id: i64, job: &Job, now: Ts) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "INSERT INTO job_live_log (org_id, job_id, live_at) VALUES ($1, $2, $3) ON CONFLICT (job_id) DO NOTHING",
+        )
+        .bind(org_id)
+        .bind(job.id)
+        .bind(now)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
 }
 
 /// After an application was stored: the mail to its job's contact address.

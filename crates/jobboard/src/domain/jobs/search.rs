@@ -420,3 +420,41 @@ async fn counted_total(
     });
     Ok(total.max(0))
 }
+
+/// Which of `ids` the list `f` would show at `now` (same conditions as a page of the
+/// list: statuses, expiry, filters and search), in no particular order.
+pub async fn matching(
+    db: &Db,
+    org_id: i64,
+    f: &ListFilter,
+    ids: &[Uuid],
+    now: Ts,
+) -> DbResult<Vec<Uuid>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let backend = db.backend();
+    let mut w = where_clause(org_id, f, now);
+    if let Some(c) = filter_conds(&mut w, f) {
+        w.text = format!("{} AND {c}", w.text);
+    }
+    if !f.search_words.is_empty() {
+        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
+        w.text = match backend {
+            // Both full-text indexes: every job, and the sticky ones.
+            Backend::Sqlite => format!(
+                "{} AND seq IN (SELECT rowid FROM jobs_fts WHERE jobs_fts MATCH {m} \
+                 UNION SELECT rowid FROM jobs_fts_sticky WHERE jobs_fts_sticky MATCH {m})",
+                w.text
+            ),
+            Backend::Postgres => {
+                format!("{} AND search @@ to_tsquery('simple', {m})", w.text)
+            }
+        };
+    }
+    let marks = w.list(ids.iter().map(|i| Arg::Uuid(*i)));
+    let sql = format!("SELECT id FROM jobs WHERE {} AND id IN ({marks})", w.text);
+    Ok(dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
+    }))
+}

@@ -68,6 +68,11 @@ struct HomePage<'a> {
     prev: Option<String>,
     next: Option<String>,
     page_label: String,
+    /// "Email me these jobs", while the service sends mail.
+    alert: Option<super::alerts::AlertForm>,
+    email: String,
+    frequency: String,
+    errors: crate::web::forms::FieldMessages,
 }
 
 /// The board's list.
@@ -147,6 +152,10 @@ async fn render(app: &AppState, site: &Site, q: &BoardQuery) -> Result<(Rendered
         prev: (p > 1).then(|| format!("/{}", q.with_page(p - 1))),
         next: (p < total_pages).then(|| format!("/{}", q.with_page(p + 1))),
         page_label,
+        alert: super::alerts::form_of(app, site, q).await?,
+        email: String::new(),
+        frequency: "daily".into(),
+        errors: Default::default(),
     };
     let body = tpl.render().map_err(|e| PageError::internal(&e))?;
     Ok((

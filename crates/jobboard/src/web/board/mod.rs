@@ -2,7 +2,8 @@
 //! request's host names. Lists and job pages ([`home`], [`job`]), applying ([`apply`]),
 //! the employer's form ([`post`]), the checks both forms pass ([`gate`]), feeds
 //! ([`feeds`]), sitemaps and `robots.txt` ([`sitemap`]), public CMS collections
-//! ([`cms`]) and their submission form ([`cms_submit`]), and what serving them counts
+//! ([`cms`]) and their submission form ([`cms_submit`]), job alerts ([`alerts`]), and
+//! what serving them counts
 //! ([`visits`]).
 //!
 //! Every read goes through the domain operations the API calls, so the board lists what
@@ -10,6 +11,7 @@
 //! cache (see [`cached`]) with a strong `ETag`, and may be held briefly by a CDN (see
 //! [`PUBLIC_CACHE`]).
 
+mod alerts;
 mod apply;
 mod cms;
 mod cms_submit;
@@ -48,6 +50,13 @@ pub fn routes() -> Router<AppState> {
         .route("/jobs/{slug}", get(job::show))
         .route("/jobs/{slug}/apply", get(apply::show).post(apply::submit))
         .route("/post-a-job", get(post::show).post(post::submit))
+        .route("/alerts", get(alerts::show).post(alerts::subscribe))
+        .route("/alerts/sent", get(alerts::sent))
+        .route("/alerts/confirm/{token}", get(alerts::confirm))
+        .route(
+            "/alerts/unsubscribe/{token}",
+            get(alerts::manage).post(alerts::unsubscribe),
+        )
         .route("/feed.xml", get(feeds::rss))
         .route("/feed.json", get(feeds::json))
         .route("/sitemap.xml", get(sitemap::sitemap))

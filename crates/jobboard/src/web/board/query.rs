@@ -97,6 +97,18 @@ impl BoardQuery {
         self.with_page(self.list.page)
     }
 
+    /// The filters alone (no page, no page size) as a query string without `?`: what a
+    /// job alert of this list keeps.
+    pub fn alert_filters(&self) -> String {
+        let pairs: Vec<(&str, &str)> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| !matches!(*k, "page" | "per_page"))
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect();
+        serde_urlencoded::to_string(pairs).unwrap_or_default()
+    }
+
     /// The canonical query string without the page (the feed of this list).
     pub fn filters(&self) -> String {
         self.with_page(1)
