@@ -3,8 +3,8 @@
 //! is opened. A confirmed alert then gets, at its frequency, one mail listing the jobs
 //! that went live since its previous mail and match its filters as `GET /api/jobs`
 //! matches them; a job is never mailed twice to one alert, and no mail goes when nothing
-//! is new. Every mail is queued in the transaction that moves the alert's cursor, and
-//! carries the manage and one-click unsubscribe links (RFC 8058).
+//! is new. Every mail is queued in the transaction that moves the alert's cursor (one
+//! per page of alerts), and carries the manage and one-click unsubscribe links (RFC 8058).
 //!
 //! Links carry the alert's id signed with an installation secret, so nothing secret is
 //! stored per alert and a link cannot be guessed. Alerts exist only while the service
@@ -39,6 +39,8 @@ pub const PENDING_LIFETIME: std::time::Duration = std::time::Duration::from_secs
 const PAGE: i64 = 500;
 /// Newest live jobs an alert pass matches per organization.
 const MAX_ENTRIES: i64 = 2_000;
+/// Distinct sets of filters whose matches a pass keeps at once.
+const MAX_CACHED: usize = 1_000;
 /// Jobs that went live in the last seconds are left to the next pass (see
 /// `store::newest`).
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -240,8 +242,11 @@ pub async fn run_frequency(
     hour: u32,
 ) -> Result<u64> {
     let boundary = model::boundary(f, now, hour);
+    let settled = now.earlier_by(SETTLE);
     let (done_until, seq_mark) = store::run_mark(db, f).await?;
-    let newest_all = store::newest_overall(db).await?;
+    // Only settled entries count, here as in each organization's pass: an entry left
+    // for later must not be marked as handled.
+    let newest_all = store::newest_overall(db, settled).await?;
     let orgs = match f {
         Frequency::Instant if newest_all <= seq_mark => return Ok(0),
         Frequency::Instant => store::orgs_with_entries_after(db, seq_mark).await?,
@@ -249,7 +254,6 @@ pub async fn run_frequency(
         _ => store::orgs_with_alerts(db, f).await?,
     };
     let key = link_key(db).await?;
-    let settled = now.earlier_by(SETTLE);
     let mut sent = 0;
     for org_id in orgs {
         sent += run_org(db, out, &key, org_id, f, boundary, now, settled).await?;
@@ -277,6 +281,9 @@ async fn run_org(
     };
     let mut sent = 0;
     let mut after = None;
+    // The jobs each distinct set of filters matches, kept across pages (bounded).
+    let mut matched: HashMap<String, HashSet<Uuid>> = HashMap::new();
+    let mut matched_from = i64::MAX;
     loop {
         let page = store::due(db, org_id, f, boundary, newest, after, PAGE).await?;
         let Some(last) = page.last() else { break };
@@ -288,8 +295,12 @@ async fn run_org(
             .filter(|(seq, _)| *seq <= newest)
             .collect();
         let ids: Vec<Uuid> = entries.iter().map(|(_, id)| *id).collect();
-        // Each distinct set of filters is matched once per page.
-        let mut matched: HashMap<String, HashSet<Uuid>> = HashMap::new();
+        // Matches are valid for the same entries only.
+        if oldest != matched_from || matched.len() >= MAX_CACHED {
+            matched.clear();
+            matched_from = oldest;
+        }
+        let mut planned: Vec<(&Alert, Vec<Uuid>)> = Vec::with_capacity(page.len());
         for alert in &page {
             if !matched.contains_key(&alert.query) {
                 let set = match canonical_query(&alert.query) {
@@ -309,7 +320,21 @@ async fn run_org(
                 .filter(|(seq, id)| *seq > alert.cursor && set.contains(id))
                 .map(|(_, id)| *id)
                 .collect();
-            let mut tx = db.begin().await?;
+            planned.push((alert, mine));
+        }
+        let wanted: HashSet<Uuid> = planned
+            .iter()
+            .flat_map(|(_, mine)| mine.iter().take(mail::MAX_LISTED).copied())
+            .collect();
+        let wanted: Vec<Uuid> = wanted.into_iter().collect();
+        let found: HashMap<Uuid, jobs::Job> = jobs::get_many(db, org_id, &wanted)
+            .await?
+            .into_iter()
+            .map(|j| (j.id, j))
+            .collect();
+        // One transaction per page: each alert's cursor moves (guarded) with its mail.
+        let mut tx = db.begin().await?;
+        for (alert, mine) in planned {
             let moved = store::advance(
                 &mut tx,
                 alert.id,
@@ -319,23 +344,26 @@ async fn run_org(
                 !mine.is_empty(),
             )
             .await?;
-            if moved && !mine.is_empty() {
-                let listed = &mine[..mine.len().min(mail::MAX_LISTED)];
-                let mut found = jobs::get_many(db, org_id, listed).await?;
-                found.sort_by_key(|j| listed.iter().position(|id| *id == j.id));
-                let msg = mail::new_jobs(
-                    alert,
-                    &sign(key, alert.id),
-                    &b.name,
-                    &found,
-                    mine.len() - listed.len(),
-                    &links,
-                );
-                queue(&mut tx, org_id, &msg).await?;
-                sent += 1;
+            if !moved || mine.is_empty() {
+                continue;
             }
-            tx.commit().await?;
+            let listed: Vec<jobs::Job> = mine
+                .iter()
+                .take(mail::MAX_LISTED)
+                .filter_map(|id| found.get(id).cloned())
+                .collect();
+            let msg = mail::new_jobs(
+                alert,
+                &sign(key, alert.id),
+                &b.name,
+                &listed,
+                mine.len().saturating_sub(mail::MAX_LISTED),
+                &links,
+            );
+            queue(&mut tx, org_id, &msg).await?;
+            sent += 1;
         }
+        tx.commit().await?;
     }
     Ok(sent)
 }

@@ -138,11 +138,12 @@ pub(super) async fn newest(db: &Db, org_id: i64, settled: Ts) -> DbResult<i64> {
     }))
 }
 
-/// The newest entry of the whole log (0 when none).
-pub(super) async fn newest_overall(db: &Db) -> DbResult<i64> {
+/// The newest entry of the whole log written before `settled` (0 when none; see
+/// [`newest`]).
+pub(super) async fn newest_overall(db: &Db, settled: Ts) -> DbResult<i64> {
     Ok(dispatch!(db.reader(), p => {
-        sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(seq) FROM job_live_log")
-            .fetch_one(p).await?.unwrap_or(0)
+        sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(seq) FROM job_live_log WHERE live_at <= $1")
+            .bind(settled).fetch_one(p).await?.unwrap_or(0)
     }))
 }
 
