@@ -5,10 +5,13 @@
 //! The server runs on SQLite here (the pages are the same on PostgreSQL, where the
 //! integration tests cover them).
 
+mod alerts;
 #[path = "../api/common.rs"]
 mod common;
 mod dashboard;
 pub mod harness;
+#[path = "../api/smtp_sink.rs"]
+mod smtp_sink;
 #[path = "../api/webhook_receiver.rs"]
 mod webhook_receiver;
 
