@@ -6,6 +6,16 @@ use rand::RngCore;
 use super::{Db, DbResult, Ts};
 use crate::dispatch;
 
+/// The secret called `name`, when it was made.
+pub async fn get(db: &Db, name: &str) -> DbResult<Option<Vec<u8>>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT value FROM instance_secrets WHERE name = $1")
+            .bind(name)
+            .fetch_optional(p)
+            .await?
+    }))
+}
+
 /// The 32-byte secret called `name`, made on first use.
 pub async fn get_or_create(db: &Db, name: &str) -> DbResult<Vec<u8>> {
     let mut fresh = vec![0u8; 32];

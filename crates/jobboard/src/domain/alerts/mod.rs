@@ -64,9 +64,12 @@ fn no_mail() -> Error {
     )
 }
 
-/// The key that signs alert links.
+/// The key that signs alert links (read; made on first use).
 async fn link_key(db: &Db) -> Result<Vec<u8>> {
-    Ok(secrets::get_or_create(db, "alert_links").await?)
+    match secrets::get(db, "alert_links").await? {
+        Some(k) => Ok(k),
+        None => Ok(secrets::get_or_create(db, "alert_links").await?),
+    }
 }
 
 fn sign(key: &[u8], id: Uuid) -> String {

@@ -120,8 +120,16 @@ pub(super) async fn delete(db: &Db, org_id: i64, id: Uuid) -> DbResult<bool> {
     Ok(n > 0)
 }
 
-/// Deletes the pending alerts created before `before`.
+/// Deletes the pending alerts created before `before` (a read first: the scheduler asks
+/// every second, and a write would take SQLite's writer each time).
 pub(super) async fn expire_pending(db: &Db, before: Ts) -> DbResult<u64> {
+    let any: Option<Uuid> = dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT id FROM job_alerts WHERE status = 'pending' AND created_at < $1 LIMIT 1")
+            .bind(before).fetch_optional(p).await?
+    });
+    if any.is_none() {
+        return Ok(0);
+    }
     Ok(dispatch!(db.writer(), p => {
         sqlx::query("DELETE FROM job_alerts WHERE status = 'pending' AND created_at < $1")
             .bind(before).execute(p).await?.rows_affected()
