@@ -106,6 +106,15 @@ pub struct Db {
     queues: std::sync::Arc<Queues>,
     /// Set when mail is sent (see [`Db::set_outgoing`]).
     outgoing: std::sync::Arc<std::sync::OnceLock<Outgoing>>,
+    /// Tells this database apart from others of the same process (see [`Db::id`]).
+    id: u64,
+}
+
+/// The next [`Db::id`].
+static NEXT_DB_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_db_id() -> u64 {
+    NEXT_DB_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// What writes that queue mail need to know: that mail is sent at all, and where the
@@ -168,6 +177,7 @@ impl Db {
                 backend: Backend::Postgres,
                 queues: Default::default(),
                 outgoing: Default::default(),
+                id: next_db_id(),
             })
         } else if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
@@ -206,6 +216,7 @@ impl Db {
                 backend: Backend::Sqlite,
                 queues: Default::default(),
                 outgoing: Default::default(),
+                id: next_db_id(),
             })
         } else {
             anyhow::bail!(
@@ -237,7 +248,14 @@ impl Db {
             backend: self.backend,
             queues: Default::default(),
             outgoing: self.outgoing.clone(),
+            id: self.id,
         }
+    }
+
+    /// A number that tells this database apart from the others a process has connected
+    /// to (the same for its clones): what keys in-process caches of its data.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Declares that mail is sent, and where its links point: writes that have mail to

@@ -13,6 +13,7 @@ backends!(
     ingestion_is_validated_all_or_nothing,
     job_ids_are_checked,
     reports_keep_their_key_order,
+    a_visitor_is_one_visitor_whatever_other_databases_ingest,
 );
 
 #[test]
@@ -343,4 +344,42 @@ async fn reports_keep_their_key_order(b: Backend) {
         .await;
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["from"]);
+}
+
+/// The daily salt is kept per database: another database of the same process ingesting
+/// (today, then another day) never changes how this one hashes a visitor.
+async fn a_visitor_is_one_visitor_whatever_other_databases_ingest(b: Backend) {
+    let ours = TestApp::spawn(b).await;
+    let other = TestApp::spawn(b).await;
+    let j = ours.insert_job(ours.org_id, "Ours").await;
+    let k = other.insert_job(other.org_id, "Theirs").await;
+    let yesterday = (Utc::now() - Duration::days(1)).to_rfc3339();
+    for (t, body) in [
+        (
+            &other,
+            json!({"events": [{"type": "job_view", "job_id": k}]}),
+        ),
+        (
+            &ours,
+            json!({"events": [{"type": "job_view", "job_id": j}]}),
+        ),
+        (
+            &other,
+            json!({"events": [{"type": "job_view", "job_id": k, "occurred_at": yesterday}]}),
+        ),
+        (
+            &ours,
+            json!({"events": [{"type": "job_view", "job_id": j}]}),
+        ),
+    ] {
+        t.req(Method::POST, "/analytics/events")
+            .header("user-agent", "Browser A")
+            .json(body)
+            .send()
+            .await
+            .expect(200);
+    }
+    let r = ours.get(&format!("/analytics/jobs?jobIds={j}")).await;
+    assert_eq!(r.body["data"]["views"][j.to_string()], 2);
+    assert_eq!(r.body["data"]["visitors"][j.to_string()], 1);
 }

@@ -127,8 +127,10 @@ pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
 /// The salt of `day` for hashing addresses, created on first use and shared by every
 /// node; salts of days before yesterday are deleted.
 pub async fn daily_salt(db: &Db, day: chrono::NaiveDate) -> DbResult<Vec<u8>> {
-    static CACHE: Mutex<Option<(chrono::NaiveDate, Vec<u8>)>> = Mutex::new(None);
-    if let Some((d, s)) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+    // The salt of the day, per database (a process may serve several: tests do).
+    static CACHE: Mutex<Option<(u64, chrono::NaiveDate, Vec<u8>)>> = Mutex::new(None);
+    if let Some((id, d, s)) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref()
+        && *id == db.id()
         && *d == day
     {
         return Ok(s.clone());
@@ -148,6 +150,6 @@ pub async fn daily_salt(db: &Db, day: chrono::NaiveDate) -> DbResult<Vec<u8>> {
             .await?;
         sqlx::query_scalar("SELECT salt FROM analytics_salts WHERE day = $1").bind(day_text(day)).fetch_one(p).await?
     });
-    *CACHE.lock().unwrap_or_else(|e| e.into_inner()) = Some((day, salt.clone()));
+    *CACHE.lock().unwrap_or_else(|e| e.into_inner()) = Some((db.id(), day, salt.clone()));
     Ok(salt)
 }
