@@ -30,6 +30,7 @@ mod members_access;
 mod members_cancel;
 mod members_read;
 mod plans;
+mod search_equivalence;
 mod site_analytics;
 mod smtp_sink;
 mod standard_webhooks;
