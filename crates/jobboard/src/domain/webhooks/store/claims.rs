@@ -35,11 +35,12 @@ struct PendingEvent {
 struct Target {
     id: Uuid,
     event: EventName,
+    created_at: Ts,
 }
 
 /// Fans out up to `batch` undispatched events into one delivery per enabled subscription
-/// of their organization whose event matches (or is `*`), and marks them dispatched, in
-/// one transaction. Returns (events, deliveries) written.
+/// of their organization whose event matches (or is `*`) and that existed when the event
+/// occurred, and marks them dispatched, in one transaction. Returns (events, deliveries) written.
 pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
     let now = Ts::now();
     let lock = match db.backend() {
@@ -64,7 +65,7 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
     for ev in &events {
         if let Entry::Vacant(slot) = targets.entry(ev.org_id) {
             let subs: Vec<Target> = dispatch_tx!(&mut tx, t => {
-                sqlx::query_as("SELECT id, event FROM webhook_subscriptions WHERE org_id = $1 AND is_enabled = TRUE")
+                sqlx::query_as("SELECT id, event, created_at FROM webhook_subscriptions WHERE org_id = $1 AND is_enabled = TRUE")
                     .bind(ev.org_id)
                     .fetch_all(&mut **t)
                     .await?
@@ -80,7 +81,7 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
         .to_json();
         let subs: Vec<Uuid> = targets[&ev.org_id]
             .iter()
-            .filter(|s| s.event.matches(&ev.event_type))
+            .filter(|s| s.event.matches(&ev.event_type) && s.created_at <= ev.occurred_at)
             .map(|s| s.id)
             .collect();
         // One multi-row INSERT per event (in chunks, within the bind-parameter limits).
