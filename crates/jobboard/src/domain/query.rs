@@ -92,6 +92,7 @@ impl<const MAX: usize> QueryKind for QText<MAX> {
         ObjectBuilder::new()
             .schema_type(Type::String)
             .max_length(Some(MAX))
+            .pattern(Some(crate::domain::kind::NO_NUL))
             .into()
     }
 }
