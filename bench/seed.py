@@ -100,7 +100,9 @@ def seed_sqlite(path, org, n):
                 batch.clear()
         if batch:
             db.executemany(sql, batch)
-    db.execute("INSERT INTO jobs_fts(jobs_fts) VALUES ('optimize')")
+    # The full-text index of the schema (jobs_find from migration 0025, jobs_fts before).
+    fts = db.execute("SELECT name FROM sqlite_master WHERE name IN ('jobs_find', 'jobs_fts')").fetchone()[0]
+    db.execute(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     db.execute("ANALYZE")
     db.close()
 

@@ -44,6 +44,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(22, "0022_employer_mail"),
     migration!(23, "0023_jobs_list_all"),
     migration!(24, "0024_job_alerts"),
+    migration!(25, "0025_job_search_tags"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

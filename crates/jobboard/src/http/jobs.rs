@@ -46,17 +46,11 @@ pub struct JobListMeta {
 pub struct JobPagination {
     pub current_page: i64,
     pub per_page: i64,
-    /// The number of matching jobs; a lower bound when `total_items_exact` is false.
+    /// The number of matching jobs (exact).
     pub total_items: i64,
     /// 0 when there are no items.
     pub total_pages: i64,
     pub has_more: bool,
-    /// (extension) Present, and false, only when `total_items` is a lower bound: a filtered
-    /// list or a search counts its matches among at most 10,000 candidate jobs (the jobs
-    /// of the listed statuses, or the newest jobs matching the search words). `has_more`
-    /// is always exact.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_items_exact: Option<bool>,
 }
 
 /// The filters applied.
@@ -130,10 +124,7 @@ pub struct JobDeleted {
 /// List jobs. By default only live `active` jobs (not past `expires_at`), sticky jobs
 /// first, then newest first (then by id).
 ///
-/// `total_items` is exact for unfiltered lists. A filtered list or a search counts its
-/// matches among at most 10,000 candidate jobs; when there are more candidates,
-/// `total_items` is a lower bound and `meta.pagination.total_items_exact` is `false`.
-/// `has_more` is always exact.
+/// `total_items` is exact, for searches and filtered lists too.
 ///
 /// Lists are served from a per-node cache while nothing they are rendered from has changed
 /// (any write to the organization's jobs or categories, on any node, is seen by the next
@@ -191,7 +182,6 @@ async fn render_list(app: &AppState, org_id: i64, lq: ListQuery) -> ApiResult<(R
                 total_items: page.total.items,
                 total_pages,
                 has_more: lq.page < total_pages,
-                total_items_exact: (!page.total.exact).then_some(false),
             },
             filters: JobFilters {
                 search: lq.search,

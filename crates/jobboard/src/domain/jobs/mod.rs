@@ -5,6 +5,7 @@
 mod batch;
 pub mod board;
 pub mod events;
+mod find;
 mod list;
 pub mod model;
 pub(crate) mod notices;
@@ -16,7 +17,6 @@ use uuid::Uuid;
 pub use board::{LiveJob, Start, count_live, get_many, live_batch};
 pub use list::{JobListQuery, ListPage, ListQuery, list, next_expiry};
 pub use model::*;
-pub use search::COUNT_LIMIT;
 
 use crate::{
     db::{Db, Owned, owned_ids},

@@ -175,10 +175,8 @@ pub fn search_words(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// The number of jobs a list matches.
+/// The number of jobs a list matches, always exact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Total {
     pub items: i64,
-    /// False when `items` is only a lower bound.
-    pub exact: bool,
 }

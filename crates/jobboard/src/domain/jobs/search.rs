@@ -1,11 +1,15 @@
-//! Job lists: filters, full-text search and totals, as SQL for either backend. Pages are
-//! chosen from an index and only their rows are read; unfiltered totals come from
-//! counters kept by triggers; filtered and search totals count at most [`COUNT_LIMIT`]
-//! candidates.
+//! Job lists: filters, full-text search and totals, as SQL for either backend. Every
+//! total is exact. Unfiltered lists are paged from the list index and counted from
+//! counters kept by triggers; on SQLite, searches and filtered lists are answered by the
+//! tagged full-text index ([`super::find`]); otherwise a page is chosen from an index and
+//! only its rows are read, and the matches are counted.
 
 use uuid::Uuid;
 
-use super::model::{JobListItem, JobStatus, ListFilter, Total};
+use super::{
+    find,
+    model::{JobListItem, JobStatus, ListFilter, Total},
+};
 use crate::{
     db::{Backend, Db, DbResult},
     dispatch,
@@ -54,25 +58,6 @@ macro_rules! bind_all {
     }};
 }
 
-fn escape_like(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('%');
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
-}
-
-/// At most this many candidate jobs are examined to count the matches of a filtered list
-/// or a search (the jobs of the listed statuses, or the search's word matches, newest
-/// first). When there are more, the count is the number of matches among them: a lower
-/// bound, reported with `total_items_exact: false`.
-pub const COUNT_LIMIT: i64 = 10_000;
-
 /// The WHERE clause of a list (parameters start at `$1`), without the search condition.
 fn where_clause(org_id: i64, f: &ListFilter, now: Ts) -> Sql {
     let mut s = Sql {
@@ -119,7 +104,7 @@ fn filter_conds(s: &mut Sql, f: &ListFilter) -> Option<String> {
             .locations
             .iter()
             .map(|l| {
-                let m = s.arg(Arg::Text(escape_like(l)));
+                let m = s.arg(Arg::Text(find::like_pattern(l)));
                 format!("lower(location) LIKE {m} ESCAPE '\\'")
             })
             .collect();
@@ -132,11 +117,7 @@ fn filter_conds(s: &mut Sql, f: &ListFilter) -> Option<String> {
 /// only, and on SQLite each is a quoted prefix phrase, so no input can form query syntax.
 fn search_query(backend: Backend, words: &[String]) -> String {
     match backend {
-        Backend::Sqlite => words
-            .iter()
-            .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" "),
+        Backend::Sqlite => find::words_query(words),
         Backend::Postgres => words
             .iter()
             .map(|w| format!("{w}:*"))
@@ -145,8 +126,7 @@ fn search_query(backend: Backend, words: &[String]) -> String {
     }
 }
 
-/// A page of jobs and the number matching. Unfiltered lists are counted from the
-/// counters; filtered lists and searches examine at most [`COUNT_LIMIT`] candidates.
+/// A page of jobs and the exact number matching.
 pub async fn list(
     db: &Db,
     org_id: i64,
@@ -155,39 +135,27 @@ pub async fn list(
     offset: i64,
     now: Ts,
 ) -> DbResult<(Vec<JobListItem>, Total)> {
+    let exact = |items| Total { items };
     if f.counted() {
         let total = counted_total(db, org_id, f.statuses.as_deref(), now).await?;
         if offset >= total {
-            return Ok((
-                Vec::new(),
-                Total {
-                    items: total,
-                    exact: true,
-                },
-            ));
+            return Ok((Vec::new(), exact(total)));
         }
-        let (rows, _) = page(db, org_id, f, now, limit, offset).await?;
-        return Ok((
-            rows,
-            Total {
-                items: total,
-                exact: true,
-            },
-        ));
+        return Ok((page(db, org_id, f, now, limit, offset).await?, exact(total)));
     }
-    let (rows, more) = page(db, org_id, f, now, limit, offset).await?;
-    let mut total = bounded_count(db, org_id, f, now).await?;
-    // A lower bound is never below what the page itself shows.
-    if !rows.is_empty() {
-        total.items = total
-            .items
-            .max(offset + rows.len() as i64 + i64::from(more));
+    if let crate::db::Pool::Sqlite(pool) = db.reader() {
+        let mut conn = pool.acquire().await?;
+        if let Some(found) = find::find(&mut conn, org_id, f, limit, offset, now).await? {
+            let rows = rows_by_seq(&mut conn, &found.seqs).await?;
+            return Ok((rows, found.total));
+        }
     }
-    Ok((rows, total))
+    let rows = page(db, org_id, f, now, limit, offset).await?;
+    let total = count(db, org_id, f, now).await?;
+    Ok((rows, exact(total)))
 }
 
-/// One page (and whether a job follows it): the page is chosen from an index, then only
-/// its rows are read.
+/// One page: chosen from an index, then only its rows are read.
 async fn page(
     db: &Db,
     org_id: i64,
@@ -195,110 +163,63 @@ async fn page(
     now: Ts,
     limit: i64,
     offset: i64,
-) -> DbResult<(Vec<JobListItem>, bool)> {
+) -> DbResult<Vec<JobListItem>> {
     let backend = db.backend();
-    if backend == Backend::Sqlite && !f.search_words.is_empty() {
-        return search_page_sqlite(db, org_id, f, now, limit, offset).await;
-    }
-    let mut w = where_clause(org_id, f, now);
-    if let Some(c) = filter_conds(&mut w, f) {
-        w.text = format!("{} AND {c}", w.text);
-    }
-    if !f.search_words.is_empty() {
-        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
-        w.text = format!("{} AND search @@ to_tsquery('simple', {m})", w.text);
-    }
+    let mut w = conditions(backend, org_id, f, now);
     let key = match backend {
         Backend::Sqlite => "seq",
         Backend::Postgres => "id",
     };
     let order = "ORDER BY is_sticky DESC, created_at DESC, id DESC";
-    let lim = w.arg(Arg::I64(limit + 1));
+    let lim = w.arg(Arg::I64(limit));
     let off = w.arg(Arg::I64(offset));
     let sql = format!(
         "SELECT {LIST_COLUMNS} FROM jobs WHERE {key} IN \
          (SELECT {key} FROM jobs WHERE {} {order} LIMIT {lim} OFFSET {off}) {order}",
         w.text
     );
-    let mut rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
+    Ok(dispatch!(db.reader(), p => {
         bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
-    });
-    let more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
-    Ok((rows, more))
+    }))
 }
 
-/// A page of a search on SQLite: the sticky matches (few) by their own query, then the
-/// others in the full-text index's own order (newest first), which stops after the page.
-async fn search_page_sqlite(
-    db: &Db,
-    org_id: i64,
-    f: &ListFilter,
-    now: Ts,
-    limit: i64,
-    offset: i64,
-) -> DbResult<(Vec<JobListItem>, bool)> {
-    let mut w = where_clause(org_id, f, now);
-    let conds = filter_conds(&mut w, f);
-    let hint = if conds.is_none() {
-        " INDEXED BY jobs_search_keys"
-    } else {
-        ""
-    };
-    if let Some(c) = conds {
-        w.text = format!("{} AND {c}", w.text);
-    }
-    let m = w.arg(Arg::Text(search_query(Backend::Sqlite, &f.search_words)));
-    // Sticky matches: from the index of the sticky jobs (few), newest first.
-    let sql = format!(
-        "SELECT j.seq FROM jobs_fts_sticky CROSS JOIN jobs j ON j.seq = jobs_fts_sticky.rowid \
-         WHERE jobs_fts_sticky MATCH {m} AND {} AND j.is_sticky = 1 ORDER BY jobs_fts_sticky.rowid DESC",
-        w.text
-    );
-    let sticky: Vec<i64> = dispatch!(db.reader(), p => {
-        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
-    });
-    let mut seqs: Vec<i64> = sticky
-        .iter()
-        .skip(offset as usize)
-        .take(limit as usize + 1)
-        .copied()
-        .collect();
-    let want = limit + 1 - seqs.len() as i64;
-    if want > 0 {
-        let skip = (offset - sticky.len() as i64).max(0);
-        let lim = w.arg(Arg::I64(want));
-        let off = w.arg(Arg::I64(skip));
-        // Walks the matches newest first and stops after the page.
-        let sql = format!(
-            "SELECT j.seq FROM jobs_fts CROSS JOIN jobs j{hint} ON j.seq = jobs_fts.rowid \
-             WHERE jobs_fts MATCH {m} AND {} AND j.is_sticky = 0 \
-             ORDER BY jobs_fts.rowid DESC LIMIT {lim} OFFSET {off}",
-            w.text
-        );
-        let rest: Vec<i64> = dispatch!(db.reader(), p => {
-            bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
-        });
-        seqs.extend(rest);
-    }
-    let more = seqs.len() as i64 > limit;
-    seqs.truncate(limit as usize);
+/// The rows of these jobs (by `seq`, SQLite), in list order.
+async fn rows_by_seq(
+    conn: &mut sqlx::SqliteConnection,
+    seqs: &[i64],
+) -> DbResult<Vec<JobListItem>> {
     if seqs.is_empty() {
-        return Ok((Vec::new(), more));
+        return Ok(Vec::new());
     }
     let marks: Vec<String> = (1..=seqs.len()).map(|i| format!("${i}")).collect();
     let sql = format!(
         "SELECT {LIST_COLUMNS} FROM jobs WHERE seq IN ({}) ORDER BY is_sticky DESC, seq DESC",
         marks.join(", ")
     );
-    let rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
-        let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
-        for s in &seqs {
-            q = q.bind(*s);
-        }
-        q.fetch_all(p).await?
-    });
-    Ok((rows, more))
+    let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+    for s in seqs {
+        q = q.bind(*s);
+    }
+    Ok(q.fetch_all(&mut *conn).await?)
+}
+
+/// Every condition of the list `f`: organization, statuses, liveness, filters and search.
+fn conditions(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+    let mut w = where_clause(org_id, f, now);
+    if let Some(c) = filter_conds(&mut w, f) {
+        w.text = format!("{} AND {c}", w.text);
+    }
+    if !f.search_words.is_empty() {
+        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
+        w.text = match backend {
+            Backend::Sqlite => format!(
+                "{} AND seq IN (SELECT rowid FROM jobs_find WHERE jobs_find MATCH {m})",
+                w.text
+            ),
+            Backend::Postgres => format!("{} AND search @@ to_tsquery('simple', {m})", w.text),
+        };
+    }
+    w
 }
 
 /// The earliest `expires_at` after `now` among the organization's active jobs: the next
@@ -317,63 +238,13 @@ pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> DbResult<Option<Ts>> 
     })
 }
 
-/// Counts the matches of a filtered list or a search among at most [`COUNT_LIMIT`]
-/// candidates; exact when there are no more candidates than that.
-async fn bounded_count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResult<Total> {
-    let backend = db.backend();
-    let mut w = where_clause(org_id, f, now);
-    let conds = filter_conds(&mut w, f);
-    let sql = if f.search_words.is_empty() {
-        // Candidates: the live jobs of the statuses, from the list index alone.
-        let lim = w.arg(Arg::I64(COUNT_LIMIT));
-        let test = conds.unwrap_or_else(|| "TRUE".into());
-        format!(
-            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {test} THEN 1 ELSE 0 END), 0) FROM \
-             (SELECT job_type, category_id, is_remote, location FROM jobs WHERE {} LIMIT {lim}) c",
-            w.text
-        )
-    } else {
-        let mut test = w.text.clone();
-        if let Some(c) = &conds {
-            test = format!("{test} AND {c}");
-        }
-        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
-        let lim = w.arg(Arg::I64(COUNT_LIMIT));
-        match backend {
-            // Candidates: the newest word matches of the full-text index.
-            Backend::Sqlite => {
-                let (hint, cols) = if conds.is_none() {
-                    (
-                        " INDEXED BY jobs_search_keys",
-                        "j.org_id, j.status, j.expires_at",
-                    )
-                } else {
-                    (
-                        "",
-                        "j.org_id, j.status, j.expires_at, j.job_type, j.category_id, j.is_remote, j.location",
-                    )
-                };
-                format!(
-                    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {test} THEN 1 ELSE 0 END), 0) FROM \
-                     (SELECT {cols} FROM jobs_fts CROSS JOIN jobs j{hint} ON j.seq = jobs_fts.rowid \
-                      WHERE jobs_fts MATCH {m} ORDER BY jobs_fts.rowid DESC LIMIT {lim}) c"
-                )
-            }
-            // Candidates: the organization's word matches, from the GIN index.
-            Backend::Postgres => format!(
-                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN {test} THEN 1 ELSE 0 END), 0) FROM \
-                 (SELECT org_id, status, expires_at, job_type, category_id, is_remote, location FROM jobs \
-                  WHERE org_id = $1 AND search @@ to_tsquery('simple', {m}) LIMIT {lim}) c"
-            ),
-        }
-    };
-    let (candidates, matches): (i64, i64) = dispatch!(db.reader(), p => {
-        bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(sql)), &w.args).fetch_one(p).await?
-    });
-    Ok(Total {
-        items: matches,
-        exact: candidates < COUNT_LIMIT,
-    })
+/// Counts the matches of a filtered list or a search.
+async fn count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResult<i64> {
+    let w = conditions(db.backend(), org_id, f, now);
+    let sql = format!("SELECT COUNT(*) FROM jobs WHERE {}", w.text);
+    Ok(dispatch!(db.reader(), p => {
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_one(p).await?
+    }))
 }
 
 /// The number of jobs with these statuses, from the per-organization counters, less the
@@ -433,25 +304,7 @@ pub async fn matching(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let backend = db.backend();
-    let mut w = where_clause(org_id, f, now);
-    if let Some(c) = filter_conds(&mut w, f) {
-        w.text = format!("{} AND {c}", w.text);
-    }
-    if !f.search_words.is_empty() {
-        let m = w.arg(Arg::Text(search_query(backend, &f.search_words)));
-        w.text = match backend {
-            // Both full-text indexes: every job, and the sticky ones.
-            Backend::Sqlite => format!(
-                "{} AND seq IN (SELECT rowid FROM jobs_fts WHERE jobs_fts MATCH {m} \
-                 UNION SELECT rowid FROM jobs_fts_sticky WHERE jobs_fts_sticky MATCH {m})",
-                w.text
-            ),
-            Backend::Postgres => {
-                format!("{} AND search @@ to_tsquery('simple', {m})", w.text)
-            }
-        };
-    }
+    let mut w = conditions(db.backend(), org_id, f, now);
     let marks = w.list(ids.iter().map(|i| Arg::Uuid(*i)));
     let sql = format!("SELECT id FROM jobs WHERE {} AND id IN ({marks})", w.text);
     Ok(dispatch!(db.reader(), p => {

@@ -102,11 +102,10 @@ async fn render(app: &AppState, site: &Site, q: &BoardQuery) -> Result<(Rendered
     let categories = categories::list(&app.db, org).await?;
     let total_pages = page.total_pages(q.list.per_page);
     let n = page.total.items;
-    let at_least = if page.total.exact { "" } else { "at least " };
     let summary = match n {
         0 => "No jobs match.".to_string(),
         1 => "1 job.".to_string(),
-        n => format!("{at_least}{} jobs.", format::amount(n as f64)),
+        n => format!("{} jobs.", format::amount(n as f64)),
     };
     let summary = capitalise(&summary);
     let heading = match q.list.search.as_deref() {
@@ -116,11 +115,7 @@ async fn render(app: &AppState, site: &Site, q: &BoardQuery) -> Result<(Rendered
     };
     let p = q.list.page;
     let page_label = if total_pages > 1 || p > 1 {
-        if page.total.exact {
-            format!("Page {p} of {}", total_pages.max(p))
-        } else {
-            format!("Page {p}")
-        }
+        format!("Page {p} of {}", total_pages.max(p))
     } else {
         String::new()
     };

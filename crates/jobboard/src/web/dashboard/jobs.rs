@@ -94,7 +94,6 @@ struct JobsPage {
     search: String,
     rows: Vec<Row>,
     total: i64,
-    exact: bool,
     page: i64,
     pages: i64,
     /// The list's address without its page (`/dashboard/jobs?status=pending&search=x`).
@@ -175,17 +174,16 @@ pub async fn list(
             current: *key == tab,
         })
         .collect();
-    let (rows, total, exact, pages) = match listed {
+    let (rows, total, pages) = match listed {
         Some(l) => {
             let pages = l.total_pages(PER_PAGE);
             (
                 l.rows.into_iter().map(Row::of).collect(),
                 l.total.items,
-                l.total.exact,
                 pages,
             )
         }
-        None => (Vec::new(), 0, true, 0),
+        None => (Vec::new(), 0, 0),
     };
     let mut base_q = vec![("status", tab.to_string())];
     if !search.is_empty() {
@@ -200,7 +198,6 @@ pub async fn list(
         search,
         rows,
         total,
-        exact,
         page,
         pages,
         base: format!(

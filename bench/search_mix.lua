@@ -1,0 +1,33 @@
+-- Sends the searches of the file named by SEARCH_MIX (one request path per line, from
+-- bench/search_mix.py) in order, each once per pass: thread i of n sends lines i, i+n,
+-- i+2n, ... and starts over after the last. Prints report.lua's RESULT line at the end.
+dofile(os.getenv("BENCH_DIR") .. "/report.lua")
+
+local report_setup = setup
+local mine = {}
+function setup(thread)
+  report_setup(thread)
+  table.insert(mine, thread)
+  for n, t in ipairs(mine) do
+    t:set("id", n - 1)
+    t:set("nthreads", #mine)
+  end
+end
+
+local paths = {}
+local i = 0
+local step = 1
+
+function init(args)
+  for line in io.lines(os.getenv("SEARCH_MIX")) do
+    table.insert(paths, line)
+  end
+  i = id or 0
+  step = nthreads or 1
+end
+
+function request()
+  local p = paths[(i % #paths) + 1]
+  i = i + step
+  return wrk.format(nil, p)
+end
