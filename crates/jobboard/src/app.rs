@@ -59,6 +59,7 @@ impl App {
             &config.database,
             config.db_max_connections,
             config.sqlite_synchronous,
+            config.db_page_cache,
         )
         .await?;
         let applied = db.migrate().await?;
@@ -76,14 +77,17 @@ impl App {
             Some(pool) => RateLimiter::Postgres(pool.clone()),
             None => RateLimiter::memory(),
         };
+        let render = config.render_cache;
         Arc::new(App {
             db,
             config,
             limiter,
             metrics: Metrics::default(),
-            cms_cache: crate::domain::cms::Cache::default(),
-            jobs_cache: crate::cache::Cache::default(),
-            pages_cache: crate::cache::Cache::default(),
+            // The rendered-cache budget: half for job lists, a quarter each for board
+            // pages and CMS reads.
+            cms_cache: crate::cache::Cache::new(crate::cache::MAX_ENTRIES, render / 4),
+            jobs_cache: crate::cache::Cache::new(crate::cache::MAX_ENTRIES, render / 2),
+            pages_cache: crate::cache::Cache::new(crate::cache::MAX_ENTRIES, render / 4),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
             upgrades_done: watch::channel(false).0,

@@ -28,8 +28,9 @@ use sha2::{Digest, Sha256};
 
 /// Longest time an entry is served, in microseconds.
 pub const MAX_AGE_MICROS: i64 = 60_000_000;
-/// Default bounds.
+/// Entries a cache holds at most; its bytes are a share of `render_cache_mb`.
 pub const MAX_ENTRIES: usize = 10_000;
+/// Bytes of a cache made with [`Default`].
 pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 
 /// A rendered response body and its strong ETag.
@@ -121,6 +122,11 @@ impl<K: Hash + Eq + Clone> Cache<K> {
             misses: AtomicU64::new(0),
             stores: AtomicU64::new(0),
         }
+    }
+
+    /// The bytes of rendered bodies this cache holds at most.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
     }
 
     /// The rendering of `key` at `version`: a stored one while it is fresh at `now()`

@@ -16,6 +16,8 @@ pub struct Layer {
     pub listen: Option<String>,
     pub database: Option<String>,
     pub db_max_connections: Option<u32>,
+    pub db_page_cache_mb: Option<u64>,
+    pub render_cache_mb: Option<u64>,
     pub public_url: Option<String>,
     pub log_format: Option<String>,
     pub request_timeout: Option<u64>,
@@ -77,6 +79,8 @@ impl Layer {
             listen,
             database,
             db_max_connections,
+            db_page_cache_mb,
+            render_cache_mb,
             public_url,
             log_format,
             request_timeout,
@@ -126,6 +130,11 @@ pub struct Config {
     pub listen: SocketAddr,
     pub database: String,
     pub db_max_connections: u32,
+    /// Bytes all SQLite page caches of a node may hold together.
+    pub db_page_cache: u64,
+    /// Bytes all rendered caches (job lists, board pages, CMS reads) of a node may hold
+    /// together.
+    pub render_cache: usize,
     /// Base URL without trailing slash; empty for relative links.
     pub public_url: String,
     pub log_json: bool,
@@ -305,6 +314,8 @@ impl Config {
             listen,
             database: l.database.unwrap_or_default(),
             db_max_connections: l.db_max_connections.unwrap_or(16).max(1),
+            db_page_cache: l.db_page_cache_mb.unwrap_or(64).clamp(1, 1 << 20) << 20,
+            render_cache: (l.render_cache_mb.unwrap_or(32).clamp(1, 1 << 20) << 20) as usize,
             public_url,
             log_json: log_format == "json",
             request_timeout: Duration::from_secs(l.request_timeout.unwrap_or(30).max(1)),

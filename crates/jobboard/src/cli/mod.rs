@@ -87,7 +87,13 @@ pub(crate) fn check_limit(name: &str, v: Option<u32>) -> anyhow::Result<Option<i
 }
 
 pub(crate) async fn open(config: &Config) -> anyhow::Result<Db> {
-    let db = Db::connect_with(&config.database, 2, config.sqlite_synchronous).await?;
+    let db = Db::connect_with(
+        &config.database,
+        2,
+        config.sqlite_synchronous,
+        config.db_page_cache,
+    )
+    .await?;
     db.migrate().await?;
     Ok(db)
 }

@@ -63,7 +63,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
 
 /// Applies pending migrations and completes the upgrade work they leave.
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
-    let db = Db::connect_with(&config.database, 2, config.sqlite_synchronous).await?;
+    let db = Db::connect_with(
+        &config.database,
+        2,
+        config.sqlite_synchronous,
+        config.db_page_cache,
+    )
+    .await?;
     let applied = db.migrate().await?;
     // The data work of the upgrade too, to the end (serve would do it in the
     // background).

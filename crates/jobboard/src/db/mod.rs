@@ -108,7 +108,13 @@ pub struct Db {
     outgoing: std::sync::Arc<std::sync::OnceLock<Outgoing>>,
     /// Tells this database apart from others of the same process (see [`Db::id`]).
     id: u64,
+    /// Bytes all of this process's SQLite page caches of the database may hold together
+    /// (0 on PostgreSQL, whose caches are the server's).
+    page_cache_budget: u64,
 }
+
+/// Default of [`Db::connect_with`]'s page cache budget: 64 MiB over all connections.
+pub const PAGE_CACHE_BUDGET: u64 = 64 << 20;
 
 /// The next [`Db::id`].
 static NEXT_DB_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -153,15 +159,24 @@ impl Db {
     /// Connects to `url` (`sqlite://path`, `sqlite::memory:`, or `postgres://...`),
     /// creating an SQLite file if it is missing.
     pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
-        Db::connect_with(url, max_connections, Synchronous::default()).await
+        Db::connect_with(
+            url,
+            max_connections,
+            Synchronous::default(),
+            PAGE_CACHE_BUDGET,
+        )
+        .await
     }
 
     /// [`Db::connect`] with SQLite's `synchronous` setting chosen (ignored on PostgreSQL,
-    /// whose durability is the server's `fsync` and `synchronous_commit`).
+    /// whose durability is the server's `fsync` and `synchronous_commit`) and the bytes
+    /// all SQLite page caches may hold together, shared out evenly between the writer
+    /// and the readers (ignored on PostgreSQL).
     pub async fn connect_with(
         url: &str,
         max_connections: u32,
         synchronous: Synchronous,
+        page_cache_budget: u64,
     ) -> anyhow::Result<Db> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let opts = PgConnectOptions::from_str(url)?.application_name("jobboard");
@@ -178,8 +193,12 @@ impl Db {
                 queues: Default::default(),
                 outgoing: Default::default(),
                 id: next_db_id(),
+                page_cache_budget: 0,
             })
         } else if url.starts_with("sqlite:") {
+            let readers = max_connections.max(1);
+            // Each connection has its own cache: the writer's and every reader's share.
+            let per_connection_kib = (page_cache_budget / 1024 / (u64::from(readers) + 1)).max(128);
             let opts = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
@@ -190,7 +209,7 @@ impl Db {
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10))
                 .pragma("temp_store", "memory")
-                .pragma("cache_size", "-32000");
+                .pragma("cache_size", format!("-{per_connection_kib}"));
             let memory = url.contains(":memory:") || url.contains("mode=memory");
             let write = SqlitePoolOptions::new()
                 .max_connections(1)
@@ -204,7 +223,7 @@ impl Db {
                 write.clone()
             } else {
                 SqlitePoolOptions::new()
-                    .max_connections(max_connections.max(1))
+                    .max_connections(readers)
                     .idle_timeout(None)
                     .max_lifetime(None)
                     .connect_with(opts.read_only(true))
@@ -217,6 +236,7 @@ impl Db {
                 queues: Default::default(),
                 outgoing: Default::default(),
                 id: next_db_id(),
+                page_cache_budget: per_connection_kib * 1024 * (u64::from(readers) + 1),
             })
         } else {
             anyhow::bail!(
@@ -249,6 +269,7 @@ impl Db {
             queues: Default::default(),
             outgoing: self.outgoing.clone(),
             id: self.id,
+            page_cache_budget: self.page_cache_budget,
         }
     }
 
@@ -256,6 +277,12 @@ impl Db {
     /// to (the same for its clones): what keys in-process caches of its data.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The bytes this process's page caches of the database may hold together (SQLite;
+    /// 0 on PostgreSQL).
+    pub fn page_cache_budget(&self) -> u64 {
+        self.page_cache_budget
     }
 
     /// Declares that mail is sent, and where its links point: writes that have mail to

@@ -140,6 +140,28 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
             body.push_str(&format!("{name}{{cache=\"{cache}\"}} {}\n", value(stats)));
         }
     }
+    let budgets = [
+        (
+            "jobboard_db_page_cache_budget_bytes",
+            "Bytes all SQLite page caches of this node may hold together (db_page_cache_mb; 0 on PostgreSQL).",
+            app.db.page_cache_budget() as f64,
+        ),
+        (
+            "jobboard_render_cache_budget_bytes",
+            "Bytes all rendered caches of this node may hold together (render_cache_mb); jobboard_cache_bytes is what each holds.",
+            app.config.render_cache as f64,
+        ),
+        (
+            "jobboard_resident_memory_bytes",
+            "Resident memory of this process.",
+            resident_bytes().map_or(f64::NAN, |b| b as f64),
+        ),
+    ];
+    for (name, help, value) in budgets {
+        body.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+        ));
+    }
     (
         [(
             header::CONTENT_TYPE,
@@ -148,4 +170,18 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         body,
     )
         .into_response()
+}
+
+/// This process's resident memory, from `/proc` (Linux; `None` elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }

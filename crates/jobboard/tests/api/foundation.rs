@@ -23,6 +23,7 @@ backends!(
     per_key_limit_override,
     failed_auth_is_limited_per_address,
     operations_endpoints,
+    memory_budgets_are_applied_and_reported,
     api_description,
     cli_manages_orgs_and_keys,
     first_start_creates_a_key_and_stops_gracefully,
@@ -374,6 +375,58 @@ async fn operations_endpoints(b: Backend) {
         "jobboard_http_request_duration_seconds_bucket{route=\"/api/categories\",le=\"+Inf\"}"
     ));
     assert!(r.text.contains("jobboard_outbox_pending_events 0"));
+}
+
+/// The value of an unlabelled series of a /metrics text.
+fn gauge(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} missing: {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// The page cache budget is shared out between the connections (SQLite), the rendered
+/// cache budget between the caches, and /metrics reports both with the process's memory.
+async fn memory_budgets_are_applied_and_reported(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| {
+        c.db_page_cache = 9 << 20;
+        c.render_cache = 8 << 20;
+    })
+    .await;
+    // Lists are cached within their share of the rendered budget.
+    t.get("/jobs").await.expect(200);
+    let r = t.req(Method::GET, "/metrics").no_key().send().await;
+    r.expect(200);
+    assert_eq!(
+        gauge(&r.text, "jobboard_render_cache_budget_bytes"),
+        (8 << 20) as f64
+    );
+    assert!(
+        gauge(&r.text, "jobboard_resident_memory_bytes") > 1e6,
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("jobboard_cache_entries{cache=\"jobs\"} 1"),
+        "{}",
+        r.text
+    );
+    let page_cache = gauge(&r.text, "jobboard_db_page_cache_budget_bytes");
+    match b {
+        // 8 readers and the writer: 1 MiB each.
+        Backend::Sqlite => {
+            assert_eq!(page_cache, (9 << 20) as f64);
+            let size: i64 = jobboard::dispatch!(t.db().reader(), p => {
+                sqlx::query_scalar("PRAGMA cache_size").fetch_one(p).await.unwrap()
+            });
+            assert_eq!(size, -1024);
+        }
+        Backend::Postgres => assert_eq!(page_cache, 0.0),
+    }
+    assert_eq!(t.app.jobs_cache.max_bytes(), 4 << 20);
+    assert_eq!(t.app.pages_cache.max_bytes(), 2 << 20);
+    assert_eq!(t.app.cms_cache.max_bytes(), 2 << 20);
 }
 
 async fn api_description(b: Backend) {
