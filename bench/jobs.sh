@@ -11,6 +11,9 @@
 #   BENCH_SET=dashboard bench/jobs.sh    # the dashboard's heaviest pages (its jobs list,
 #                                        # analytics over 12 months) beside the API
 #                                        # (bench/dashboard.sh)
+#   BENCH_SET=search bench/jobs.sh       # searches nobody ran before: a mix of 50,000
+#                                        # distinct searches with filters (search_mix.py),
+#                                        # each sent once, uncached; and the server's memory
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
@@ -107,6 +110,25 @@ DASHBOARD_ENDPOINTS=(
 )
 if [ "${BENCH_SET:-api}" = dashboard ]; then ENDPOINTS=("${DASHBOARD_ENDPOINTS[@]}"); fi
 
+# First-time searches (BENCH_SET=search): the mix's requests are distinct searches with
+# filters, each sent once (every run starts at another part of the 50,000), and with
+# `Cache-Control: no-cache`, so none is answered from the list cache. "engineer" begins a
+# word of about 50,000 of the seeded jobs.
+SEARCH_ENDPOINTS=(
+  "healthz|/healthz"
+  "GET /api/jobs page 1, cached|/api/jobs"
+  "GET /api/jobs page 1, uncached|/api/jobs|Cache-Control: no-cache"
+  "one common word, uncached|/api/jobs?search=engineer|Cache-Control: no-cache"
+  "search mix, uncached|/api/jobs|Cache-Control: no-cache"
+  "board / search mix, uncached|/|Cache-Control: no-cache"
+)
+if [ "${BENCH_SET:-api}" = search ]; then
+  ENDPOINTS=("${SEARCH_ENDPOINTS[@]}")
+  python3 "$BENCH_DIR/search_mix.py" 50000 >"$WORK/mix.txt"
+  # The board takes the same query string at `/`.
+  sed 's|^/api/jobs?|/?|' "$WORK/mix.txt" >"$WORK/board-mix.txt"
+fi
+
 # The server's resident memory (kB): now, and its peak so far.
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
@@ -135,12 +157,17 @@ measure() {
   local label="$1" url="${2//@SLUG@/$SLUG}" key="$3" extra="${4:-X-Bench: 1}" script="$BENCH_DIR/report.lua"
   extra="${extra//@COOKIE@/${COOKIE:-X-Bench: 1}}"
   [ "$label" = "POST /jobs" ] && script="$BENCH_DIR/post.lua"
-  wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -H "$extra" -s "$script" "$url" >/dev/null
-  local out="$WORK/runs.txt"
+  case "$label" in
+    "search mix"*) script="$BENCH_DIR/search_mix.lua"; export SEARCH_MIX="$WORK/mix.txt" ;;
+    "board / search mix"*) script="$BENCH_DIR/search_mix.lua"; export SEARCH_MIX="$WORK/board-mix.txt" ;;
+  esac
+  SEARCH_MIX_START=40000 wrk -t"$THREADS" -c"$CONNS" -d2s -H "x-api-key: $key" -H "$extra" -s "$script" "$url" >/dev/null
+  local out="$WORK/runs.txt" run=0
   : >"$out"
   for _ in $(seq 1 "$RUNS"); do
-    wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" -H "x-api-key: $key" -H "$extra" -s "$script" --timeout 10s "$url" \
+    SEARCH_MIX_START=$((run * 10000)) wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" -H "x-api-key: $key" -H "$extra" -s "$script" --timeout 10s "$url" \
       | grep '^RESULT' >>"$out"
+    run=$((run + 1))
   done
   local rps p50 p99 bad
   rps=$(awk '{print $2}' "$out" | median)
@@ -219,6 +246,7 @@ start_and_measure() {
     curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
     sleep 0.1
   done
+  IDLE_KB=$(rss_kb "$SERVER")
   SLUG=$(curl -fsS -H "x-api-key: $key" "http://127.0.0.1:$port/api/jobs?per_page=1" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["slug"])')
   if [ "${BENCH_SET:-api}" = dashboard ]; then
@@ -249,6 +277,9 @@ start_and_measure() {
       fi
     done
   } | tee -a "$WORK/report.md"
+  if [ "${BENCH_SET:-api}" = search ]; then
+    { echo; echo "server memory ($backend): idle $((IDLE_KB / 1024)) MB, now $(($(rss_kb "$SERVER") / 1024)) MB, peak $(($(hwm_kb "$SERVER") / 1024)) MB"; } | tee -a "$WORK/report.md"
+  fi
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
   if [ "$backend" = postgres ]; then
     psql "$PG_URL" -qc "DROP DATABASE IF EXISTS jobboard_bench_$$" >/dev/null || true

@@ -1,6 +1,7 @@
 -- Sends the searches of the file named by SEARCH_MIX (one request path per line, from
--- bench/search_mix.py) in order, each once per pass: thread i of n sends lines i, i+n,
--- i+2n, ... and starts over after the last. Prints report.lua's RESULT line at the end.
+-- bench/search_mix.py) in order, each once per pass, from line SEARCH_MIX_START (0 when
+-- unset): thread i of n sends lines start+i, start+i+n, ... and starts over after the last.
+-- Prints report.lua's RESULT line at the end.
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 
 local report_setup = setup
@@ -22,7 +23,7 @@ function init(args)
   for line in io.lines(os.getenv("SEARCH_MIX")) do
     table.insert(paths, line)
   end
-  i = id or 0
+  i = (tonumber(os.getenv("SEARCH_MIX_START")) or 0) + (id or 0)
   step = nthreads or 1
 end
 

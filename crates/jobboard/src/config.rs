@@ -314,7 +314,7 @@ impl Config {
             listen,
             database: l.database.unwrap_or_default(),
             db_max_connections: l.db_max_connections.unwrap_or(16).max(1),
-            db_page_cache: l.db_page_cache_mb.unwrap_or(64).clamp(1, 1 << 20) << 20,
+            db_page_cache: l.db_page_cache_mb.unwrap_or(16).clamp(1, 1 << 20) << 20,
             render_cache: (l.render_cache_mb.unwrap_or(32).clamp(1, 1 << 20) << 20) as usize,
             public_url,
             log_json: log_format == "json",
