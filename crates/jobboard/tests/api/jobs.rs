@@ -28,6 +28,8 @@ backends!(
     categories_create_and_list,
     search_lists_sticky_first_then_newest_and_pages,
     filtered_and_search_totals_are_exact,
+    searches_and_filters_follow_every_change,
+    past_the_index_bounds_lists_stay_exact,
     cached_lists_see_every_write,
     a_write_on_another_node_is_seen_at_once,
     a_cached_list_turns_over_when_a_job_expires,
@@ -1238,6 +1240,163 @@ async fn filtered_and_search_totals_are_exact(b: Backend) {
         r.body["meta"]["pagination"],
         json!({"current_page": 1, "per_page": 20, "total_items": 0, "total_pages": 0, "has_more": false})
     );
+}
+
+/// The titles and total of a list read afresh.
+async fn fresh(t: &TestApp, path: &str) -> (Vec<String>, i64) {
+    let r = t
+        .req(Method::GET, &format!("/jobs?{path}"))
+        .header("cache-control", "no-cache")
+        .send()
+        .await;
+    r.expect(200);
+    let total = r.body["meta"]["pagination"]["total_items"]
+        .as_i64()
+        .unwrap();
+    (titles(&r), total)
+}
+
+/// Every change of what a list filters on (words, job type, location, remoteness,
+/// category, status, stickiness) and a deletion move the job between searches and
+/// filtered lists at once.
+async fn searches_and_filters_follow_every_change(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let cat = t.post("/categories", json!({"name": "Kitchen"})).await.body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = create_active(
+        &t,
+        "Night Chef",
+        json!({"job_type": "full-time", "location": "Lyon", "is_remote": false}),
+    )
+    .await;
+    create_active(
+        &t,
+        "Day Chef",
+        json!({"job_type": "contract", "location": "Porto"}),
+    )
+    .await;
+    let path = format!("/jobs/{id}");
+    assert_eq!(
+        fresh(&t, "search=chef&job_types=full-time").await,
+        (vec!["Night Chef".to_string()], 1)
+    );
+    // Words.
+    t.patch(&path, json!({"title": "Night Baker"}))
+        .await
+        .expect(200);
+    assert_eq!(
+        fresh(&t, "search=chef").await,
+        (vec!["Day Chef".to_string()], 1)
+    );
+    assert_eq!(
+        fresh(&t, "search=bak").await,
+        (vec!["Night Baker".to_string()], 1)
+    );
+    // Job type.
+    t.patch(&path, json!({"job_type": "contract"}))
+        .await
+        .expect(200);
+    assert_eq!(fresh(&t, "job_types=full-time").await.1, 0);
+    assert_eq!(fresh(&t, "search=night&job_types=contract").await.1, 1);
+    // Location, to one no other job has, and away from it.
+    t.patch(&path, json!({"location": "Oslo"}))
+        .await
+        .expect(200);
+    assert_eq!(fresh(&t, "locations=lyo").await.1, 0);
+    assert_eq!(
+        fresh(&t, "locations=osl").await,
+        (vec!["Night Baker".to_string()], 1)
+    );
+    t.patch(&path, json!({"location": null})).await.expect(200);
+    assert_eq!(fresh(&t, "locations=osl").await.1, 0);
+    // Remote.
+    t.patch(&path, json!({"is_remote": true})).await.expect(200);
+    assert_eq!(
+        fresh(&t, "is_remote=true").await,
+        (vec!["Night Baker".to_string()], 1)
+    );
+    assert_eq!(
+        fresh(&t, "is_remote=false").await,
+        (vec!["Day Chef".to_string()], 1)
+    );
+    // Category.
+    t.patch(&path, json!({"category_id": cat}))
+        .await
+        .expect(200);
+    assert_eq!(fresh(&t, &format!("categories={cat}")).await.1, 1);
+    t.patch(&path, json!({"category_id": null}))
+        .await
+        .expect(200);
+    assert_eq!(fresh(&t, &format!("categories={cat}")).await.1, 0);
+    // Stickiness: sticky first, in searches and filters.
+    t.patch(&path, json!({"is_sticky": true})).await.expect(200);
+    assert_eq!(
+        fresh(&t, "search=night%20day&job_types=contract").await,
+        (Vec::<String>::new(), 0)
+    );
+    assert_eq!(
+        fresh(&t, "job_types=contract").await,
+        (vec!["Night Baker".to_string(), "Day Chef".to_string()], 2)
+    );
+    // Status.
+    t.patch(&path, json!({"status": "draft"})).await.expect(200);
+    assert_eq!(
+        fresh(&t, "job_types=contract").await,
+        (vec!["Day Chef".to_string()], 1)
+    );
+    assert_eq!(
+        fresh(&t, "job_types=contract&status=draft").await,
+        (vec!["Night Baker".to_string()], 1)
+    );
+    // Deletion.
+    t.delete(&path).await.expect(200);
+    assert_eq!(
+        fresh(&t, "job_types=contract&status=all").await,
+        (vec!["Day Chef".to_string()], 1)
+    );
+    assert_eq!(fresh(&t, "search=night&status=all").await.1, 0);
+}
+
+/// Lists the SQLite index leaves to the general query stay exact: a location filter
+/// matching more than 1,000 distinct locations, and more than 1,000 active jobs past
+/// their expiry that no scheduler has moved.
+async fn past_the_index_bounds_lists_stay_exact(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    insert_bulk(&t, 1_100).await;
+    // Every bulk job gets its own location; the first 1,020 are past their expiry.
+    let past = jobboard::db::Ts(chrono::Utc::now() - chrono::Duration::minutes(1));
+    // Bulk job i (slug `bulk-i`) is row i; contracts are the even ones.
+    let sql = "UPDATE jobs SET location = 'Place ' || r.n, \
+               expires_at = CASE WHEN r.n <= 1020 THEN $1 ELSE NULL END \
+               FROM (SELECT id AS k, CAST(substr(slug, 6) AS INTEGER) AS n FROM jobs \
+                     WHERE org_id = $2 AND slug LIKE 'bulk-%') r \
+               WHERE jobs.id = r.k";
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query(sql).bind(past).bind(t.org_id).execute(p).await.unwrap();
+    });
+    create_active(
+        &t,
+        "Fresh Role",
+        json!({"job_type": "contract", "location": "Place 9999"}),
+    )
+    .await;
+    // 80 bulk jobs and the fresh one are live, all in a "Place".
+    assert_eq!(fresh(&t, "locations=place").await.1, 81);
+    assert_eq!(fresh(&t, "search=bulk").await.1, 80);
+    assert_eq!(fresh(&t, "search=role&job_types=contract").await.1, 41);
+    let (titles, total) = fresh(&t, "job_types=contract&locations=place%209999").await;
+    assert_eq!((titles, total), (vec!["Fresh Role".to_string()], 1));
+    // Past their expiry they are listed under no status.
+    assert_eq!(fresh(&t, "search=bulk&status=all").await.1, 80);
+    // With no job overdue, only the location filter is past the bound.
+    jobboard::dispatch!(t.db().writer(), p => {
+        sqlx::query("UPDATE jobs SET expires_at = NULL").execute(p).await.unwrap();
+    });
+    assert_eq!(fresh(&t, "locations=place").await.1, 1_101);
+    assert_eq!(fresh(&t, "locations=place&job_types=contract&search=role").await.1, 551);
+    assert_eq!(fresh(&t, "locations=place%20999").await.1, 2);
 }
 
 /// Reads a list twice and checks that the second answer is the same rendering.
