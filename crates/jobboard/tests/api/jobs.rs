@@ -1395,7 +1395,12 @@ async fn past_the_index_bounds_lists_stay_exact(b: Backend) {
         sqlx::query("UPDATE jobs SET expires_at = NULL").execute(p).await.unwrap();
     });
     assert_eq!(fresh(&t, "locations=place").await.1, 1_101);
-    assert_eq!(fresh(&t, "locations=place&job_types=contract&search=role").await.1, 551);
+    assert_eq!(
+        fresh(&t, "locations=place&job_types=contract&search=role")
+            .await
+            .1,
+        551
+    );
     assert_eq!(fresh(&t, "locations=place%20999").await.1, 2);
 }
 

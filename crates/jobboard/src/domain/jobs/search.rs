@@ -150,8 +150,37 @@ pub async fn list(
             return Ok((rows, found.total));
         }
     }
-    let rows = page(db, org_id, f, now, limit, offset).await?;
-    let total = count(db, org_id, f, now).await?;
+    let backend = db.backend();
+    let p = page_query(backend, org_id, f, now, limit, offset);
+    let c = count_query(backend, org_id, f, now);
+    let (rows, total): (Vec<JobListItem>, i64) = match db.reader() {
+        crate::db::Pool::Sqlite(pool) => (
+            bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(p.text)), &p.args)
+                .fetch_all(pool)
+                .await?,
+            bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(c.text)), &c.args)
+                .fetch_one(pool)
+                .await?,
+        ),
+        // One snapshot for the page and the total, with room for the bitmap of every
+        // match: with the default `work_mem` (4 MB) the bitmap of a common word's matches
+        // turns lossy past about 100,000 jobs and every row of its pages is checked again
+        // (measured: 2.3 s instead of 0.7 s for 146,000 matches).
+        crate::db::Pool::Postgres(pool) => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("SET LOCAL work_mem = '16MB'")
+                .execute(&mut *tx)
+                .await?;
+            let rows = bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(p.text)), &p.args)
+                .fetch_all(&mut *tx)
+                .await?;
+            let total = bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(c.text)), &c.args)
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            (rows, total)
+        }
+    };
     Ok((rows, exact(total)))
 }
 
@@ -164,7 +193,21 @@ async fn page(
     limit: i64,
     offset: i64,
 ) -> DbResult<Vec<JobListItem>> {
-    let backend = db.backend();
+    let p = page_query(db.backend(), org_id, f, now, limit, offset);
+    Ok(dispatch!(db.reader(), pool => {
+        bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(p.text)), &p.args).fetch_all(pool).await?
+    }))
+}
+
+/// The statement of one page of the list `f`.
+fn page_query(
+    backend: Backend,
+    org_id: i64,
+    f: &ListFilter,
+    now: Ts,
+    limit: i64,
+    offset: i64,
+) -> Sql {
     let mut w = conditions(backend, org_id, f, now);
     let key = match backend {
         Backend::Sqlite => "seq",
@@ -173,14 +216,12 @@ async fn page(
     let order = "ORDER BY is_sticky DESC, created_at DESC, id DESC";
     let lim = w.arg(Arg::I64(limit));
     let off = w.arg(Arg::I64(offset));
-    let sql = format!(
+    w.text = format!(
         "SELECT {LIST_COLUMNS} FROM jobs WHERE {key} IN \
          (SELECT {key} FROM jobs WHERE {} {order} LIMIT {lim} OFFSET {off}) {order}",
         w.text
     );
-    Ok(dispatch!(db.reader(), p => {
-        bind_all!(sqlx::query_as(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
-    }))
+    w
 }
 
 /// The rows of these jobs (by `seq`, SQLite), in list order.
@@ -238,13 +279,11 @@ pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> DbResult<Option<Ts>> 
     })
 }
 
-/// Counts the matches of a filtered list or a search.
-async fn count(db: &Db, org_id: i64, f: &ListFilter, now: Ts) -> DbResult<i64> {
-    let w = conditions(db.backend(), org_id, f, now);
-    let sql = format!("SELECT COUNT(*) FROM jobs WHERE {}", w.text);
-    Ok(dispatch!(db.reader(), p => {
-        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_one(p).await?
-    }))
+/// The statement that counts the matches of a filtered list or a search.
+fn count_query(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+    let mut w = conditions(backend, org_id, f, now);
+    w.text = format!("SELECT COUNT(*) FROM jobs WHERE {}", w.text);
+    w
 }
 
 /// The number of jobs with these statuses, from the per-organization counters, less the
