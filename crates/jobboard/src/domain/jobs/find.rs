@@ -180,7 +180,7 @@ pub(super) async fn find(
         }
         let n: i64 = q.fetch_one(&mut *tx).await?;
         items += n;
-        let want = limit + 1 - seqs.len() as i64;
+        let want = limit - seqs.len() as i64;
         if want > 0 && skip < n {
             let page_sql = format!(
                 "SELECT rowid FROM jobs_find WHERE jobs_find MATCH $1{exclude} \
@@ -196,7 +196,6 @@ pub(super) async fn find(
         skip = (skip - n).max(0);
     }
     tx.commit().await?;
-    seqs.truncate(limit.max(0) as usize);
     Ok(Some(Found {
         seqs,
         total: Total { items },
