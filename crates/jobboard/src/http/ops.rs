@@ -70,27 +70,51 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         .await
         .map(|n| n as f64)
         .unwrap_or(f64::NAN);
-    let body = app.metrics.render(&[(
-        "jobboard_outbox_pending_events",
-        "Events written to the outbox and not yet fanned out to webhook deliveries.",
-        pending,
-    )]);
     let deliveries = crate::domain::webhooks::pending_count(&app.db)
         .await
         .map(|n| n as f64)
         .unwrap_or(f64::NAN);
-    let body = body
-        + &format!(
-            "# HELP jobboard_webhook_deliveries_pending Webhook deliveries waiting for an attempt (the delivery queue depth).\n# TYPE jobboard_webhook_deliveries_pending gauge\njobboard_webhook_deliveries_pending {deliveries}\n"
-        );
-    let mut body = body;
     let (queued, failed) = crate::mail::store::counts(&app.db)
         .await
         .map(|(q, f)| (q as f64, f as f64))
         .unwrap_or((f64::NAN, f64::NAN));
-    body.push_str(&format!(
-        "# HELP jobboard_mail_queued Mails waiting to be handed to the SMTP server (the mail queue depth).\n# TYPE jobboard_mail_queued gauge\njobboard_mail_queued {queued}\n# HELP jobboard_mail_failed Mails refused for good or out of retries, kept in the outbox.\n# TYPE jobboard_mail_failed gauge\njobboard_mail_failed {failed}\n"
-    ));
+    let mut body = app.metrics.render(&[
+        (
+            "jobboard_outbox_pending_events",
+            "Events written to the outbox and not yet fanned out to webhook deliveries.",
+            pending,
+        ),
+        (
+            "jobboard_webhook_deliveries_pending",
+            "Webhook deliveries waiting for an attempt (the delivery queue depth).",
+            deliveries,
+        ),
+        (
+            "jobboard_mail_queued",
+            "Mails waiting to be handed to the SMTP server (the mail queue depth).",
+            queued,
+        ),
+        (
+            "jobboard_mail_failed",
+            "Mails refused for good or out of retries, kept in the outbox.",
+            failed,
+        ),
+        (
+            "jobboard_db_page_cache_budget_bytes",
+            "Bytes all SQLite page caches of this node may hold together (db_page_cache_mb; 0 on PostgreSQL).",
+            app.db.page_cache_budget() as f64,
+        ),
+        (
+            "jobboard_render_cache_budget_bytes",
+            "Bytes all rendered caches of this node may hold together (render_cache_mb); jobboard_cache_bytes is what each holds.",
+            app.config.render_cache as f64,
+        ),
+        (
+            "jobboard_resident_memory_bytes",
+            "Resident memory of this process.",
+            resident_bytes().map_or(f64::NAN, |b| b as f64),
+        ),
+    ]);
     let caches = [
         ("jobs", app.jobs_cache.stats()),
         ("cms", app.cms_cache.stats()),
@@ -139,28 +163,6 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         for (cache, stats) in &caches {
             body.push_str(&format!("{name}{{cache=\"{cache}\"}} {}\n", value(stats)));
         }
-    }
-    let budgets = [
-        (
-            "jobboard_db_page_cache_budget_bytes",
-            "Bytes all SQLite page caches of this node may hold together (db_page_cache_mb; 0 on PostgreSQL).",
-            app.db.page_cache_budget() as f64,
-        ),
-        (
-            "jobboard_render_cache_budget_bytes",
-            "Bytes all rendered caches of this node may hold together (render_cache_mb); jobboard_cache_bytes is what each holds.",
-            app.config.render_cache as f64,
-        ),
-        (
-            "jobboard_resident_memory_bytes",
-            "Resident memory of this process.",
-            resident_bytes().map_or(f64::NAN, |b| b as f64),
-        ),
-    ];
-    for (name, help, value) in budgets {
-        body.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
-        ));
     }
     (
         [(
