@@ -57,6 +57,13 @@ async fn create_active(t: &TestApp, title: &str, extra: Value) -> String {
     create(t, body).await["id"].as_str().unwrap().to_string()
 }
 
+/// Creates a category and returns its id.
+async fn category(t: &TestApp, name: &str) -> String {
+    let r = t.post("/categories", json!({ "name": name })).await;
+    r.expect(201);
+    r.body["data"]["id"].as_str().unwrap().to_string()
+}
+
 fn titles(r: &Resp) -> Vec<String> {
     r.body["data"]
         .as_array()
@@ -420,14 +427,8 @@ async fn list_defaults_order_and_paging(b: Backend) {
 
 async fn list_filters(b: Backend) {
     let t = TestApp::spawn(b).await;
-    let c1 = t.post("/categories", json!({"name": "Design"})).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let c2 = t.post("/categories", json!({"name": "Ops"})).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let c1 = category(&t, "Design").await;
+    let c2 = category(&t, "Ops").await;
     create_active(&t, "A", json!({"job_type": "full-time", "location": "Berlin, Germany", "is_remote": true, "category_id": c1})).await;
     create_active(
         &t,
@@ -1261,10 +1262,7 @@ async fn fresh(t: &TestApp, path: &str) -> (Vec<String>, i64) {
 /// filtered lists at once.
 async fn searches_and_filters_follow_every_change(b: Backend) {
     let t = TestApp::spawn(b).await;
-    let cat = t.post("/categories", json!({"name": "Kitchen"})).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let cat = category(&t, "Kitchen").await;
     let id = create_active(
         &t,
         "Night Chef",
@@ -1481,10 +1479,7 @@ async fn cached_lists_see_every_write(b: Backend) {
     );
     // A category created after a list was cached can be filtered on at once, and a job
     // moved into it shows up in the filtered list.
-    let cat = t.post("/categories", json!({"name": "Design"})).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let cat = category(&t, "Design").await;
     let filtered = format!("/jobs?categories={cat}");
     assert_eq!(
         titles(&read_twice(&t, &filtered).await),
