@@ -29,8 +29,10 @@ pub struct App {
     pub jobs_cache: crate::cache::Cache<(i64, String)>,
     /// Rendered board pages and feeds of this node, by organization and normalised address.
     pub pages_cache: crate::cache::Cache<(i64, String)>,
-    /// Key lookups by key hash, shared by concurrent requests (see [`crate::coalesce`]).
-    pub key_lookups: Arc<crate::coalesce::Coalescer<Vec<u8>, KeyLookup>>,
+    /// Key lookups by key hash and bucket (reads or writes), shared by concurrent requests
+    /// (see [`crate::coalesce`]); on PostgreSQL each also takes the requests it answers from
+    /// the key's rate limit.
+    pub key_lookups: Arc<crate::coalesce::Coalescer<(Vec<u8>, bool), KeyLookup>>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
     /// True once the background upgrade work (see
@@ -47,8 +49,10 @@ pub struct App {
 
 pub type AppState = Arc<App>;
 
-/// The outcome of looking up a key by its hash.
-pub type KeyLookup = Result<Option<keys::KeyAuth>, Arc<crate::db::StoreError>>;
+/// The outcome of looking up a key by its hash: the key, and on PostgreSQL what was taken
+/// from its rate limit for the requests the lookup answered.
+pub type KeyLookup =
+    Result<Option<(keys::KeyAuth, Option<keys::Taken>)>, Arc<crate::db::StoreError>>;
 
 impl App {
     /// Connects to the database and applies migrations.

@@ -6,15 +6,20 @@
 //! that arrive while a round runs wait for the next round, which starts after they
 //! arrived; so every caller sees at least every change committed before its call (a key
 //! revoked before a request arrived is never accepted for it), while a burst of requests
-//! costs one lookup per round instead of one each.
+//! costs one lookup per round instead of one each. A lookup learns how many callers its
+//! round answers, and each caller learns its place in the round, so a lookup can also take
+//! one unit of something per caller (a rate limit's requests) in the same statement.
 
 use std::{collections::HashMap, future::Future, hash::Hash, sync::Arc, sync::Mutex};
 
 use tokio::sync::oneshot;
 
+/// The callers waiting for a key's next round: each gets the value and its place.
+type Waiting<V> = Vec<oneshot::Sender<(V, usize)>>;
+
 /// Concurrent lookups of one kind, by key.
 pub struct Coalescer<K, V> {
-    waiting: Mutex<HashMap<K, Vec<oneshot::Sender<V>>>>,
+    waiting: Mutex<HashMap<K, Waiting<V>>>,
 }
 
 impl<K, V> Default for Coalescer<K, V> {
@@ -30,15 +35,16 @@ where
     K: Hash + Eq + Clone + Send + 'static,
     V: Clone + Send + 'static,
 {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<K, Vec<oneshot::Sender<V>>>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<K, Waiting<V>>> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The result of a `fetch(key)` that starts after this call; `None` only if the
-    /// lookup task failed (panicked).
-    pub async fn get<F, Fut>(self: &Arc<Self>, key: K, fetch: F) -> Option<V>
+    /// The result of a `fetch(key, n)` that starts after this call and answers `n`
+    /// callers, with this caller's place among them (`0..n`, in the order they called);
+    /// `None` only if the lookup task failed (panicked).
+    pub async fn get<F, Fut>(self: &Arc<Self>, key: K, fetch: F) -> Option<(V, usize)>
     where
-        F: Fn(K) -> Fut + Send + 'static,
+        F: Fn(K, usize) -> Fut + Send + 'static,
         Fut: Future<Output = V> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
@@ -87,7 +93,7 @@ async fn rounds<K, V, F, Fut>(owner: Arc<Coalescer<K, V>>, key: K, fetch: F)
 where
     K: Hash + Eq + Clone + Send + 'static,
     V: Clone + Send + 'static,
-    F: Fn(K) -> Fut + Send + 'static,
+    F: Fn(K, usize) -> Fut + Send + 'static,
     Fut: Future<Output = V> + Send + 'static,
 {
     let mut guard = Armed {
@@ -108,9 +114,9 @@ where
                 }
             }
         };
-        let value = fetch(guard.key.clone()).await;
-        for tx in batch {
-            let _ = tx.send(value.clone());
+        let value = fetch(guard.key.clone(), batch.len()).await;
+        for (place, tx) in batch.into_iter().enumerate() {
+            let _ = tx.send((value.clone(), place));
         }
     }
 }
@@ -123,9 +129,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_burst_shares_rounds_that_start_after_each_call() {
-        let c: Arc<Coalescer<u8, u64>> = Arc::default();
-        // The value is the number of lookups started so far: a caller must never get a
-        // value from a lookup that started before it called.
+        let c: Arc<Coalescer<u8, (u64, usize)>> = Arc::default();
+        // The value is the number of lookups started so far (a caller must never get a
+        // value from a lookup that started before it called) and the round's size.
         let started = Arc::new(AtomicU64::new(0));
         let mut calls = Vec::new();
         for _ in 0..50 {
@@ -133,25 +139,38 @@ mod tests {
             let started = started.clone();
             let before = started.load(Ordering::SeqCst);
             calls.push(tokio::spawn(async move {
-                let v = c
-                    .get(1, move |_| {
+                let (v, place) = c
+                    .get(1, move |_, n| {
                         let started = started.clone();
                         async move {
-                            let n = started.fetch_add(1, Ordering::SeqCst) + 1;
+                            let round = started.fetch_add(1, Ordering::SeqCst) + 1;
                             tokio::task::yield_now().await;
-                            n
+                            (round, n)
                         }
                     })
                     .await
                     .unwrap();
-                (before, v)
+                (before, v, place)
             }));
         }
+        let mut places: HashMap<u64, (usize, Vec<usize>)> = HashMap::new();
         for call in calls {
-            let (before, v) = call.await.unwrap();
-            assert!(v > before, "answered by a lookup started after the call");
+            let (before, (round, n), place) = call.await.unwrap();
+            assert!(
+                round > before,
+                "answered by a lookup started after the call"
+            );
+            let entry = places.entry(round).or_insert((n, Vec::new()));
+            assert_eq!(entry.0, n);
+            entry.1.push(place);
         }
         assert!(started.load(Ordering::SeqCst) < 50, "lookups were shared");
+        // Each round told its lookup how many callers it answers, and gave each its own
+        // place among them.
+        for (n, mut seen) in places.into_values() {
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        }
         assert_eq!(c.active(), 0);
     }
 
@@ -159,7 +178,7 @@ mod tests {
     async fn a_failing_lookup_releases_its_waiters() {
         let c: Arc<Coalescer<u8, u64>> = Arc::default();
         let failed = c
-            .get(1, |_| async {
+            .get(1, |_, _| async {
                 if true {
                     panic!("lookup failed");
                 }
@@ -168,6 +187,6 @@ mod tests {
             .await;
         assert_eq!(failed, None);
         assert_eq!(c.active(), 0);
-        assert_eq!(c.get(1, |_| async { 7 }).await, Some(7));
+        assert_eq!(c.get(1, |_, _| async { 7 }).await, Some((7, 0)));
     }
 }

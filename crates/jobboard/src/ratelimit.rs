@@ -5,7 +5,9 @@
 //! `T = window / limit`; then TAT moves to `max(tat, now) + T`. This admits exactly `limit`
 //! requests in a burst and then one per `T`. On SQLite (one node) the state lives in
 //! memory; on PostgreSQL it lives in the shared database and is updated by one atomic
-//! statement per request, so the limit is exact across nodes and under concurrency.
+//! statement, so the limit is exact across nodes and under concurrency. One statement may
+//! take several requests at once ([`take_sql`]): `n` requests arriving together are
+//! decided as `n` requests at the same instant, one after the other ([`share`]).
 
 use std::{
     collections::HashMap,
@@ -75,6 +77,41 @@ fn decide(tat: i64, now: i64, limit: u32, allowed: bool) -> (i64, Decision) {
     )
 }
 
+/// The decision of the request at `place` (`0..`) of a group that one statement decided
+/// together: `taken` of the group were admitted, leaving the bucket at `tat`; `now` is the
+/// instant of the statement. The same decisions as the group's requests checked one by
+/// one at `now`.
+pub fn share(tat: i64, taken: u32, now: i64, limit: u32, place: usize) -> Decision {
+    let t = interval_ns(limit);
+    if (place as u64) < u64::from(taken) {
+        let start = tat - t * i64::from(taken);
+        decide(start + t * (place as i64 + 1), now, limit, true).1
+    } else {
+        decide(tat, now, limit, false).1
+    }
+}
+
+/// The statement part that takes up to `{n}` requests from one bucket at once (PostgreSQL).
+/// It reads `clock(now)` and `p(bucket, t)` (`t`: the interval of the bucket's limit) from
+/// the statement's common table expressions and returns the bucket's new `tat` and how
+/// many of the requests it admitted (`taken`); `{window}` is [`WINDOW`] in nanoseconds.
+/// The row lock of the upsert serialises concurrent statements of a bucket, and the
+/// database clock is the one clock all nodes share.
+pub fn take_sql(n: &str, window: &str) -> String {
+    let now = "(SELECT now FROM clock)";
+    let t = "(SELECT t FROM p)";
+    let fits = format!("GREATEST(0, {window} - (GREATEST(r.tat, {now}) - {now})) / {t}");
+    format!(
+        "INSERT INTO rate_limits AS r (bucket, tat, allowed, taken)
+         SELECT p.bucket, clock.now + p.t * LEAST({n}, {window} / p.t), TRUE, LEAST({n}, {window} / p.t)
+         FROM p, clock
+         ON CONFLICT (bucket) DO UPDATE SET
+           taken = LEAST({n}, {fits}),
+           tat = GREATEST(r.tat, {now}) + {t} * LEAST({n}, {fits})
+         RETURNING r.tat, r.taken"
+    )
+}
+
 fn ceil_secs(ns: i128) -> u64 {
     ((ns + NANOS - 1) / NANOS).max(0) as u64
 }
@@ -109,27 +146,20 @@ impl RateLimiter {
                 Ok(d)
             }
             RateLimiter::Postgres(pool) => {
-                // One statement: the row lock serialises concurrent requests of a bucket,
-                // and the database clock is the one clock all nodes share.
-                let t = interval_ns(limit);
-                let window = WINDOW.as_nanos() as i64;
-                let (tat, allowed, now): (i64, bool, i64) = sqlx::query_as(
-                    "WITH clock AS (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::BIGINT AS now)
-                     INSERT INTO rate_limits AS r (bucket, tat, allowed)
-                     SELECT $1, clock.now + $2, TRUE FROM clock
-                     ON CONFLICT (bucket) DO UPDATE SET
-                       allowed = GREATEST(r.tat, (SELECT now FROM clock)) + $2 - (SELECT now FROM clock) <= $3,
-                       tat = CASE WHEN GREATEST(r.tat, (SELECT now FROM clock)) + $2 - (SELECT now FROM clock) <= $3
-                                  THEN GREATEST(r.tat, (SELECT now FROM clock)) + $2
-                                  ELSE r.tat END
-                     RETURNING r.tat, r.allowed, (SELECT now FROM clock)",
-                )
-                .bind(bucket)
-                .bind(t)
-                .bind(window)
-                .fetch_one(pool)
-                .await?;
-                Ok(decide(tat, now, limit, allowed).1)
+                let sql = format!(
+                    "WITH clock AS MATERIALIZED (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::BIGINT AS now),
+                     p AS (SELECT $1::TEXT AS bucket, $2::BIGINT AS t),
+                     take AS ({})
+                     SELECT take.tat, take.taken, clock.now FROM take, clock",
+                    take_sql("1", "$3::BIGINT")
+                );
+                let (tat, taken, now): (i64, i32, i64) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(bucket)
+                    .bind(interval_ns(limit))
+                    .bind(WINDOW.as_nanos() as i64)
+                    .fetch_one(pool)
+                    .await?;
+                Ok(share(tat, taken.max(0) as u32, now, limit, 0))
             }
         }
     }
@@ -204,6 +234,41 @@ mod tests {
         assert!(!ds[101].allowed);
         // A full window later the bucket is full again.
         assert_eq!(ds[99].reset_unix, 5_060);
+    }
+
+    #[test]
+    fn a_group_decided_at_once_matches_its_requests_one_by_one() {
+        for limit in [1, 3, 100] {
+            for used in [0, 1, limit - 1, limit] {
+                for n in [1usize, 2, 5, 150] {
+                    let now = 9_000 * NANOS as i64;
+                    // The bucket after `used` requests at `now`.
+                    let mut tat = now;
+                    for _ in 0..used {
+                        tat = gcra(tat, now, limit).0;
+                    }
+                    let before = tat;
+                    let one_by_one: Vec<Decision> = (0..n)
+                        .map(|_| {
+                            let (t, d) = gcra(tat, now, limit);
+                            tat = t;
+                            d
+                        })
+                        .collect();
+                    // The statement's arithmetic: how many fit, and the bucket after them.
+                    let t = interval_ns(limit);
+                    let window = WINDOW.as_nanos() as i64;
+                    let fits = (window - (before.max(now) - now)).max(0) / t;
+                    let taken = fits.min(n as i64);
+                    let after = before.max(now) + t * taken;
+                    assert_eq!(after, tat, "limit {limit} used {used} n {n}");
+                    let grouped: Vec<Decision> = (0..n)
+                        .map(|place| share(after, taken as u32, now, limit, place))
+                        .collect();
+                    assert_eq!(grouped, one_by_one, "limit {limit} used {used} n {n}");
+                }
+            }
+        }
     }
 
     #[tokio::test]

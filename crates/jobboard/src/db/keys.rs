@@ -74,14 +74,73 @@ pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(
             "SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit, \
-             COALESCE(v.version, 0) AS job_list_version \
-             FROM api_keys k LEFT JOIN job_list_versions v ON v.org_id = k.org_id \
-             WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+             CAST(COALESCE((SELECT SUM(v.version) FROM job_list_versions v WHERE v.org_id = k.org_id), 0) AS BIGINT) AS job_list_version \
+             FROM api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
         )
         .bind(hash)
         .fetch_optional(p)
         .await.map_err(crate::db::StoreError::from)
     })
+}
+
+/// What [`authenticate_and_take`] took from the key's rate limit bucket: see
+/// [`crate::ratelimit::share`].
+#[derive(Debug, Clone, Copy)]
+pub struct Taken {
+    pub tat: i64,
+    pub taken: u32,
+    pub now: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct KeyTakeRow {
+    #[sqlx(flatten)]
+    key: KeyAuth,
+    tat: i64,
+    taken: i32,
+    now: i64,
+}
+
+/// PostgreSQL: [`authenticate`] and the rate limit in one statement (one round trip). Takes
+/// up to `n` requests from the key's read (or write) bucket, for `n` requests that arrived
+/// together; `None` when there is no such live key (nothing is taken then).
+pub async fn authenticate_and_take(
+    pool: &sqlx::PgPool,
+    hash: &[u8],
+    write: bool,
+    n: usize,
+) -> DbResult<Option<(KeyAuth, Taken)>> {
+    let sql = format!(
+        "WITH clock AS MATERIALIZED (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::BIGINT AS now),
+         key AS MATERIALIZED (SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit,
+             CAST(COALESCE((SELECT SUM(v.version) FROM job_list_versions v WHERE v.org_id = k.org_id), 0) AS BIGINT) AS job_list_version,
+             CASE WHEN $2 THEN k.write_limit ELSE k.read_limit END AS lim
+           FROM api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL),
+         p AS MATERIALIZED (SELECT key.id::TEXT || CASE WHEN $2 THEN ':w' ELSE ':r' END AS bucket,
+             $3::BIGINT / GREATEST(LEAST(key.lim, 4294967295), 1) AS t FROM key),
+         take AS ({})
+         SELECT key.id, key.org_id, key.scopes, key.read_limit, key.write_limit, key.job_list_version,
+           take.tat, take.taken, clock.now
+         FROM key, take, clock",
+        crate::ratelimit::take_sql("$4::INTEGER", "$3::BIGINT")
+    );
+    let row: Option<KeyTakeRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(hash)
+        .bind(write)
+        .bind(crate::ratelimit::WINDOW.as_nanos() as i64)
+        .bind(i32::try_from(n).unwrap_or(i32::MAX))
+        .fetch_optional(pool)
+        .await?;
+    Ok(row.map(|r| {
+        (
+            r.key,
+            Taken {
+                tat: r.tat,
+                taken: u32::try_from(r.taken).unwrap_or(0),
+                now: r.now,
+            },
+        )
+    }))
 }
 
 pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<ApiKey>> {

@@ -45,6 +45,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(23, "0023_jobs_list_all"),
     migration!(24, "0024_job_alerts"),
     migration!(25, "0025_job_search_tags"),
+    migration!(26, "0026_rate_limit_groups"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

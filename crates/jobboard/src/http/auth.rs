@@ -16,7 +16,7 @@ use crate::{
     auth::{hash_key, looks_like_key},
     db::{Ts, keys},
     error::ApiError,
-    ratelimit::{Decision, WINDOW},
+    ratelimit::{self, Decision, WINDOW},
 };
 
 /// The API routes anyone may call without a key (each applies its own per-address limit).
@@ -40,43 +40,58 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     if key.is_empty() {
         return ApiError::missing_api_key().into_response();
     }
+    let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let found = if looks_like_key(key) {
         // Concurrent requests with one key share a lookup that starts after they arrived
-        // (see `coalesce`), so a revocation is still seen by every later request.
+        // (see `coalesce`), so a revocation is still seen by every later request. On
+        // PostgreSQL the same statement takes the requests from the key's rate limit: one
+        // round trip for a group of requests, the limit exact across nodes.
         let db = app.db.clone();
         let lookup = app
             .key_lookups
-            .get(hash_key(key), move |hash| {
+            .get((hash_key(key), write), move |(hash, write), n| {
                 let db = db.clone();
-                async move { keys::authenticate(&db, &hash).await.map_err(Arc::new) }
+                async move {
+                    match db.pg() {
+                        Some(pool) => keys::authenticate_and_take(pool, &hash, write, n)
+                            .await
+                            .map(|found| found.map(|(k, taken)| (k, Some(taken)))),
+                        None => keys::authenticate(&db, &hash)
+                            .await
+                            .map(|found| found.map(|k| (k, None))),
+                    }
+                    .map_err(Arc::new)
+                }
             })
             .await;
         match lookup {
-            Some(Ok(found)) => found,
-            Some(Err(e)) => return ApiError::internal(&e).into_response(),
+            Some((Ok(found), place)) => found.map(|(k, taken)| (k, taken, place)),
+            Some((Err(e), _)) => return ApiError::internal(&e).into_response(),
             None => return ApiError::internal(&"key lookup failed").into_response(),
         }
     } else {
         None
     };
-    let Some(found) = found else {
+    let Some((found, taken, place)) = found else {
         let ip = client_key(&app, &req);
         return refuse_credentials(&app, &ip, ApiError::invalid_api_key()).await;
     };
-    let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let (suffix, limit) = if write {
         ("w", found.write_limit)
     } else {
         ("r", found.read_limit)
     };
     let limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
-    let decision = match app
-        .limiter
-        .check(&format!("{}:{suffix}", found.id), limit)
-        .await
-    {
-        Ok(d) => d,
-        Err(e) => return ApiError::from(e).into_response(),
+    let decision = match taken {
+        Some(t) => ratelimit::share(t.tat, t.taken, t.now, limit, place),
+        None => match app
+            .limiter
+            .check(&format!("{}:{suffix}", found.id), limit)
+            .await
+        {
+            Ok(d) => d,
+            Err(e) => return ApiError::from(e).into_response(),
+        },
     };
     app.record_key_use(found.id, Ts::now());
     let mut res = if decision.allowed {

@@ -236,24 +236,34 @@ async fn read_limit_is_exact_under_concurrency(b: Backend) {
                 .send()
                 .await
                 .unwrap();
-            let retry = r
-                .headers()
-                .get("retry-after")
-                .map(|v| v.to_str().unwrap().to_string());
-            (r.status().as_u16(), retry)
+            let header = |name: &str| {
+                r.headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_string())
+            };
+            let (retry, remaining) = (header("retry-after"), header("x-ratelimit-remaining"));
+            (r.status().as_u16(), retry, remaining)
         }));
     }
     let mut ok = 0;
     let mut limited = Vec::new();
+    let mut remaining = Vec::new();
     for h in handles {
-        let (status, retry) = h.await.unwrap();
+        let (status, retry, left) = h.await.unwrap();
         match status {
-            200 => ok += 1,
+            200 => {
+                ok += 1;
+                remaining.push(left.unwrap().parse::<u32>().unwrap());
+            }
             429 => limited.push(retry),
             s => panic!("unexpected status {s}"),
         }
     }
     assert_eq!(ok, 100, "exactly 100 of 101 concurrent GETs pass");
+    // Each admitted request was told its own place in the window, as if they had come one
+    // by one (requests decided together take consecutive places).
+    remaining.sort_unstable();
+    assert_eq!(remaining, (0..100).collect::<Vec<u32>>());
     assert_eq!(limited.len(), 1);
     assert!(
         limited[0]
