@@ -46,6 +46,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(24, "0024_job_alerts"),
     migration!(25, "0025_job_search_tags"),
     migration!(26, "0026_rate_limit_groups"),
+    migration!(27, "0027_counter_shards"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
