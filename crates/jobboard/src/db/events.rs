@@ -34,15 +34,10 @@ pub async fn emit(tx: &mut Tx, org_id: i64, event_type: &str, data: Value) -> Db
             .execute(&mut **t)
             .await?;
     });
-    // Wake the webhook workers: on PostgreSQL every node's listener, when this commits;
+    // Wake the webhook workers: on PostgreSQL every node's listener, once this commits;
     // in this process at once (on SQLite the worker's fan-out then waits for the write
     // lock, so it reads the event after the commit).
-    if let Tx::Postgres(t) = tx {
-        sqlx::query("SELECT pg_notify($1, '')")
-            .bind(OUTBOX_CHANNEL)
-            .execute(&mut **t)
-            .await?;
-    }
+    tx.notify_after_commit(OUTBOX_CHANNEL);
     OUTBOX_WAKE.notify_waiters();
     Ok(id)
 }

@@ -64,24 +64,75 @@ macro_rules! dispatch_tx {
     ($tx:expr, $t:ident => $body:expr) => {
         match $tx {
             $crate::db::Tx::Sqlite($t) => $body,
-            $crate::db::Tx::Postgres($t) => $body,
+            $crate::db::Tx::Postgres($t, _) => $body,
         }
     };
 }
 
-/// An open write transaction on either backend.
+/// An open write transaction on either backend. On PostgreSQL it also carries the
+/// notification channels to signal once it has committed (see [`Tx::notify_after_commit`]).
 pub enum Tx {
     Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
-    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>, AfterCommit),
+}
+
+/// What a PostgreSQL transaction signals to every node once it has committed.
+pub struct AfterCommit {
+    pool: PgPool,
+    db_id: u64,
+    channels: Vec<&'static str>,
 }
 
 impl Tx {
+    /// Has every node's listener of `channel` woken once this transaction has committed
+    /// (PostgreSQL; on SQLite every write is made in this process, which wakes its own
+    /// workers). The notification is sent after the commit, outside the transaction:
+    /// a `NOTIFY` inside it would hold PostgreSQL's notification lock through the commit,
+    /// so concurrent writers would commit one at a time. Notifications of concurrent
+    /// commits are shared (one per round, see [`crate::coalesce`]).
+    pub fn notify_after_commit(&mut self, channel: &'static str) {
+        if let Tx::Postgres(_, after) = self
+            && !after.channels.contains(&channel)
+        {
+            after.channels.push(channel);
+        }
+    }
+
     pub async fn commit(self) -> DbResult<()> {
         match self {
             Tx::Sqlite(t) => Ok(t.commit().await?),
-            Tx::Postgres(t) => Ok(t.commit().await?),
+            Tx::Postgres(t, after) => {
+                t.commit().await?;
+                for channel in after.channels {
+                    notify(after.pool.clone(), after.db_id, channel);
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// Sends `NOTIFY channel` on its own (in a round that starts after this call, shared with
+/// concurrent calls); failures only delay the listeners until their next poll.
+fn notify(pool: PgPool, db_id: u64, channel: &'static str) {
+    type Notifier = crate::coalesce::Coalescer<(u64, &'static str), ()>;
+    static NOTIFIER: std::sync::LazyLock<Arc<Notifier>> = std::sync::LazyLock::new(Arc::default);
+    tokio::spawn(async move {
+        NOTIFIER
+            .get((db_id, channel), move |(_, channel), _| {
+                let pool = pool.clone();
+                async move {
+                    if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
+                        .bind(channel)
+                        .execute(&pool)
+                        .await
+                    {
+                        tracing::debug!(error = ?e, channel, "notification not sent; listeners poll");
+                    }
+                }
+            })
+            .await;
+    });
 }
 
 /// The write queues of one database, by type.
@@ -324,7 +375,14 @@ impl Db {
     pub async fn begin(&self) -> DbResult<Tx> {
         Ok(match &self.write {
             Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+            Pool::Postgres(p) => Tx::Postgres(
+                p.begin().await?,
+                AfterCommit {
+                    pool: p.clone(),
+                    db_id: self.id,
+                    channels: Vec::new(),
+                },
+            ),
         })
     }
 

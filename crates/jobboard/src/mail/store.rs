@@ -135,15 +135,10 @@ pub async fn enqueue(tx: &mut Tx, org_id: i64, msg: &Message) -> Result<Uuid, En
         .execute(&mut **t)
         .await?;
     });
-    // Wake the mail workers: on PostgreSQL every node's listener, when this commits; in
+    // Wake the mail workers: on PostgreSQL every node's listener, once this commits; in
     // this process at once (on SQLite the worker's claim then waits for the write lock,
     // so it reads the mail after the commit).
-    if let Tx::Postgres(t) = tx {
-        sqlx::query("SELECT pg_notify($1, '')")
-            .bind(MAIL_CHANNEL)
-            .execute(&mut **t)
-            .await?;
-    }
+    tx.notify_after_commit(MAIL_CHANNEL);
     MAIL_WAKE.notify_waiters();
     Ok(id)
 }

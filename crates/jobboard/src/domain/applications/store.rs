@@ -101,7 +101,7 @@ pub(super) async fn list(
 /// The status of an application, locked until the transaction ends (on PostgreSQL; the
 /// SQLite transaction holds the database's write lock already).
 async fn status_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<ApplicationStatus>> {
-    let lock = if matches!(tx, Tx::Postgres(_)) {
+    let lock = if matches!(tx, Tx::Postgres(..)) {
         " FOR UPDATE"
     } else {
         ""

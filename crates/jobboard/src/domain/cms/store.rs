@@ -30,7 +30,7 @@ pub(super) async fn upsert_collection(
 ) -> DbResult<(Collection, bool)> {
     let now = Ts::now();
     let mut tx = db.begin().await?;
-    let lock = if matches!(tx, Tx::Postgres(_)) {
+    let lock = if matches!(tx, Tx::Postgres(..)) {
         " FOR UPDATE"
     } else {
         ""
@@ -246,7 +246,7 @@ pub(super) async fn update_item(
     plan: impl FnOnce(&Item) -> Result<Item>,
 ) -> Result<Option<Item>> {
     let mut tx = db.begin().await?;
-    let lock = if matches!(tx, Tx::Postgres(_)) {
+    let lock = if matches!(tx, Tx::Postgres(..)) {
         " FOR UPDATE"
     } else {
         ""

@@ -79,7 +79,7 @@ pub async fn get_by_slug(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Jo
 }
 
 async fn get_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
-    let lock = if matches!(tx, Tx::Postgres(_)) {
+    let lock = if matches!(tx, Tx::Postgres(..)) {
         " FOR UPDATE"
     } else {
         ""

@@ -327,7 +327,7 @@ async fn write_payment(
 /// On PostgreSQL, a member read inside a write is locked until the write commits, so two
 /// syncs or actions on one member run one after the other (SQLite has one writer anyway).
 fn lock(tx: &Tx) -> &'static str {
-    if matches!(tx, Tx::Postgres(_)) {
+    if matches!(tx, Tx::Postgres(..)) {
         " FOR UPDATE"
     } else {
         ""

@@ -9,7 +9,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::{
-    db::{Backend, Db, DbResult, StoreError, Tx, events::OUTBOX_CHANNEL},
+    db::{Backend, Db, DbResult, StoreError, events::OUTBOX_CHANNEL},
     dispatch, dispatch_tx,
     domain::{
         Ts,
@@ -116,14 +116,9 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
                 .await?;
         });
     }
-    if written > 0
-        && let Tx::Postgres(t) = &mut tx
-    {
+    if written > 0 {
         // Wake the workers of every node.
-        sqlx::query("SELECT pg_notify($1, '')")
-            .bind(OUTBOX_CHANNEL)
-            .execute(&mut **t)
-            .await?;
+        tx.notify_after_commit(OUTBOX_CHANNEL);
     }
     tx.commit().await?;
     Ok((events.len(), written))
