@@ -12,6 +12,7 @@
 //! [`drain`] runs the same steps to completion for tests.
 
 pub mod chat;
+mod recorder;
 pub mod ssrf;
 
 use std::{
@@ -315,15 +316,16 @@ impl Sender {
             _ => self.after_failure(&d, now, retry_after),
         };
         let disable_after = self.config.disable_after.as_micros() as i64;
-        match store::record(&self.db, self.owner, &d, &outcome, next, now, disable_after).await {
+        let (id, status) = (d.id, outcome.status_code);
+        match recorder::record(&self.db, self.owner, d, outcome, next, now, disable_after).await {
             Ok(true) => {
-                tracing::debug!(delivery = %d.id, subscription = %sub.id, status = ?outcome.status_code, ?next, "webhook attempt")
+                tracing::debug!(delivery = %id, subscription = %sub.id, ?status, ?next, "webhook attempt")
             }
             Ok(false) => {
-                tracing::debug!(delivery = %d.id, "webhook lease lost before recording")
+                tracing::debug!(delivery = %id, "webhook lease lost before recording")
             }
             Err(e) => {
-                tracing::warn!(error = ?e, delivery = %d.id, "recording a webhook attempt failed")
+                tracing::warn!(error = ?e, delivery = %id, "recording a webhook attempt failed")
             }
         }
     }

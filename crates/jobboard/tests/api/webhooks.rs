@@ -36,6 +36,7 @@ backends!(
     worker_delivers_without_waiting_for_a_poll,
     graceful_shutdown_hands_attempts_back,
     sigkill_loses_no_event,
+    a_burst_of_attempts_is_recorded_once_each,
 );
 
 const SECRET: &str = "0123456789abcdef-secret";
@@ -1144,6 +1145,51 @@ async fn sigkill_loses_no_event(b: Backend) {
     if let Some(p) = path {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        }
+    }
+}
+
+async fn a_burst_of_attempts_is_recorded_once_each(b: Backend) {
+    // Succeeded attempts are recorded in batches, failed ones one by one: a burst mixes
+    // both, and every delivery's log must still show exactly its own attempt.
+    let t = spawn_no_worker(b).await;
+    let rx = Receiver::start().await;
+    rx.answer(
+        "/bad",
+        Behavior {
+            status: 500,
+            ..Behavior::default()
+        },
+    );
+    let ok1 = subscribe(&t, "*", "webhook", &rx.url("/ok1"), None).await;
+    let ok2 = subscribe(&t, "*", "webhook", &rx.url("/ok2"), None).await;
+    let bad = subscribe(&t, "*", "webhook", &rx.url("/bad"), None).await;
+    for _ in 0..60 {
+        emit(&t, "job.created", samples()[0].1.clone()).await;
+    }
+    assert_eq!(drain(&t.app).await, 180);
+    assert_eq!(drain(&t.app).await, 0, "nothing is due again at once");
+    for path in ["/ok1", "/ok2", "/bad"] {
+        assert_eq!(rx.hits(path).len(), 60, "{path}");
+    }
+    for (sub, status, code) in [
+        (&ok1, "succeeded", 200),
+        (&ok2, "succeeded", 200),
+        (&bad, "pending", 500),
+    ] {
+        let r = t
+            .get(&format!("/webhooks/{sub}/deliveries?limit=100"))
+            .await;
+        r.expect(200);
+        let list = r.body["data"].as_array().unwrap();
+        assert_eq!(list.len(), 60);
+        for d in list {
+            assert_eq!(d["status"], status, "{d}");
+            assert_eq!(d["attempts"], 1, "{d}");
+            let log = d["attempt_log"].as_array().unwrap();
+            assert_eq!(log.len(), 1, "{d}");
+            assert_eq!(log[0]["attempt"], 1);
+            assert_eq!(log[0]["status_code"], code);
         }
     }
 }

@@ -20,7 +20,7 @@ pub use model::*;
 pub use store::subscriptions::upsert;
 pub use store::{
     claims::{claim, fan_out, release, release_all},
-    deliveries::{next_due, pending_count, record},
+    deliveries::{Succeeded, next_due, pending_count, record, record_succeeded},
     subscriptions::targets,
 };
 

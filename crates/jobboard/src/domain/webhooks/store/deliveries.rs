@@ -277,6 +277,119 @@ pub async fn record(
     Ok(true)
 }
 
+/// A succeeded attempt to record with others: see [`record_succeeded`].
+pub struct Succeeded<'a> {
+    /// The lease owner that claimed the delivery.
+    pub owner: Uuid,
+    pub delivery: &'a Claimed,
+    pub outcome: &'a Outcome,
+    pub now: Ts,
+}
+
+/// Records succeeded attempts of several deliveries at once (one statement on PostgreSQL,
+/// one transaction on SQLite), each as [`record`] would with [`Next::Succeeded`]. Answers,
+/// in order, whether each was recorded (false: its lease was lost, nothing recorded).
+pub async fn record_succeeded(db: &Db, items: &[Succeeded<'_>]) -> DbResult<Vec<bool>> {
+    if let Some(pool) = db.pg() {
+        let mut delivery_ids = Vec::with_capacity(items.len());
+        let mut owners = Vec::with_capacity(items.len());
+        let mut attempt_ids = Vec::with_capacity(items.len());
+        let mut attempts = Vec::with_capacity(items.len());
+        let mut codes = Vec::with_capacity(items.len());
+        let mut errors = Vec::with_capacity(items.len());
+        let mut durations = Vec::with_capacity(items.len());
+        let mut excerpts = Vec::with_capacity(items.len());
+        let mut attempted = Vec::with_capacity(items.len());
+        let mut nows = Vec::with_capacity(items.len());
+        for i in items {
+            delivery_ids.push(i.delivery.id);
+            owners.push(i.owner);
+            attempt_ids.push(Uuid::now_v7());
+            attempts.push(i.delivery.attempts + 1);
+            codes.push(i.outcome.status_code);
+            errors.push(i.outcome.error.clone());
+            durations.push(i.outcome.duration_ms);
+            excerpts.push(i.outcome.response_excerpt.clone());
+            attempted.push(i.outcome.attempted_at.0);
+            nows.push(i.now.0);
+        }
+        let recorded: Vec<Uuid> = sqlx::query_scalar(
+            "WITH input AS MATERIALIZED (
+                 SELECT * FROM UNNEST($1::UUID[], $2::UUID[], $3::UUID[], $4::BIGINT[], $5::BIGINT[], $6::TEXT[],
+                                      $7::BIGINT[], $8::TEXT[], $9::TIMESTAMPTZ[], $10::TIMESTAMPTZ[])
+                   AS i(delivery_id, owner, attempt_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at, now)
+             ), upd AS (
+                 UPDATE webhook_deliveries d SET status = $11, next_attempt_at = NULL, attempts = d.attempts + 1,
+                     lease_owner = NULL, lease_until = NULL, updated_at = i.now
+                 FROM input i
+                 WHERE d.id = i.delivery_id AND d.lease_owner = i.owner
+                 RETURNING d.id, d.subscription_id
+             ), att AS (
+                 INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
+                 SELECT i.attempt_id, i.delivery_id, i.attempt, i.status_code, i.error, i.duration_ms, i.response_excerpt, i.attempted_at
+                 FROM input i JOIN upd ON upd.id = i.delivery_id
+             ), sub AS (
+                 UPDATE webhook_subscriptions SET failing_since = NULL
+                 WHERE id IN (SELECT subscription_id FROM upd) AND failing_since IS NOT NULL
+             )
+             SELECT id FROM upd",
+        )
+        .bind(&delivery_ids)
+        .bind(&owners)
+        .bind(&attempt_ids)
+        .bind(&attempts)
+        .bind(&codes)
+        .bind(&errors)
+        .bind(&durations)
+        .bind(&excerpts)
+        .bind(&attempted)
+        .bind(&nows)
+        .bind(DeliveryStatus::Succeeded)
+        .fetch_all(pool)
+        .await?;
+        let recorded: std::collections::HashSet<Uuid> = recorded.into_iter().collect();
+        return Ok(delivery_ids
+            .iter()
+            .map(|id| recorded.contains(id))
+            .collect());
+    }
+    let mut tx = db.begin().await?;
+    let mut recorded = Vec::with_capacity(items.len());
+    for i in items {
+        let d = i.delivery;
+        let n = dispatch_tx!(&mut tx, t => {
+            let n = sqlx::query(
+                "UPDATE webhook_deliveries SET status = $3, next_attempt_at = NULL, attempts = attempts + 1,
+                     lease_owner = NULL, lease_until = NULL, updated_at = $4
+                 WHERE id = $1 AND lease_owner = $2",
+            )
+            .bind(d.id)
+            .bind(i.owner)
+            .bind(DeliveryStatus::Succeeded)
+            .bind(i.now)
+            .execute(&mut **t)
+            .await?
+            .rows_affected();
+            if n > 0 {
+                let q = sqlx::query(
+                    "INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
+                     VALUES ($2, $1, $3, $4, $5, $6, $7, $8)",
+                )
+                .bind(d.id);
+                bind_attempt!(q, d, i.outcome).execute(&mut **t).await?;
+                sqlx::query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
+                    .bind(d.subscription_id)
+                    .execute(&mut **t)
+                    .await?;
+            }
+            n
+        });
+        recorded.push(n > 0);
+    }
+    tx.commit().await?;
+    Ok(recorded)
+}
+
 /// Deliveries waiting for an attempt (the delivery queue depth).
 pub async fn pending_count(db: &Db) -> DbResult<i64> {
     dispatch!(db.reader(), p => {
