@@ -14,6 +14,9 @@
 #   BENCH_SET=search bench/jobs.sh       # searches nobody ran before: a mix of 50,000
 #                                        # distinct searches with filters (search_mix.py),
 #                                        # each sent once, uncached; and the server's memory
+#   BENCH_NODES=3 bench/jobs.sh          # PostgreSQL: three `jobboard serve` processes on the
+#                                        # one database behind HAProxy (round robin), measured
+#                                        # through the balancer (needs haproxy)
 #
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
@@ -46,8 +49,17 @@ else
 fi
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
 SERVER=""
+# With BENCH_NODES=N (N > 1, PostgreSQL only) N servers run behind HAProxy.
+NODES="${BENCH_NODES:-1}"
+EXTRA_PIDS=()
+stop_extra() {
+  local p
+  for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  EXTRA_PIDS=()
+}
 cleanup() {
   if [ -n "$SERVER" ]; then kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; fi
+  stop_extra
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -236,16 +248,59 @@ run_backend() {
   start_and_measure "$backend" "$db" "$key"
 }
 
+wait_ready() {
+  for _ in $(seq 1 200); do
+    curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1 && return
+    sleep 0.1
+  done
+}
+
+# Starts NODES-1 more servers on the database and HAProxy in front of all of them; sets
+# `port` to the balancer's.
+start_cluster() {
+  local db="$1" first="$2" n p backends="" lb
+  backends="    server node1 127.0.0.1:$first"
+  for n in $(seq 2 "$NODES"); do
+    p=$(free_port)
+    RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$p" --no-worker \
+      >"$WORK/server$n.log" 2>&1 &
+    EXTRA_PIDS+=($!)
+    wait_ready "$p"
+    backends="$backends
+    server node$n 127.0.0.1:$p"
+  done
+  lb=$(free_port)
+  cat >"$WORK/haproxy.cfg" <<CFG
+global
+    maxconn 10000
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+frontend bench
+    bind 127.0.0.1:$lb
+    default_backend nodes
+backend nodes
+    balance roundrobin
+$backends
+CFG
+  haproxy -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
+  EXTRA_PIDS+=($!)
+  wait_ready "$lb"
+  echo "== $NODES nodes behind HAProxy on 127.0.0.1:$lb" >&2
+  port=$lb
+}
+
 start_and_measure() {
   local backend="$1" db="$2" key="$3" port
   port=$(free_port)
   RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --no-worker \
     >"$WORK/server.log" 2>&1 &
   SERVER=$!
-  for _ in $(seq 1 200); do
-    curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  wait_ready "$port"
+  if [ "$NODES" -gt 1 ] && [ "$backend" = postgres ]; then start_cluster "$db" "$port"; fi
   IDLE_KB=$(rss_kb "$SERVER")
   SLUG=$(curl -fsS -H "x-api-key: $key" "http://127.0.0.1:$port/api/jobs?per_page=1" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["slug"])')
@@ -260,7 +315,11 @@ start_and_measure() {
   echo "== $backend: measuring ($RUNS x $DURATION per endpoint, $CONNS connections)" >&2
   {
     echo
-    echo "### $backend, $JOBS jobs"
+    if [ "$NODES" -gt 1 ] && [ "$backend" = postgres ]; then
+      echo "### $backend, $JOBS jobs, $NODES nodes behind HAProxy"
+    else
+      echo "### $backend, $JOBS jobs"
+    fi
     echo
     echo "| Endpoint | Requests/s (median) | p50 ms | p99 ms | non-2xx + errors |"
     echo "|---|---:|---:|---:|---:|"
@@ -281,6 +340,7 @@ start_and_measure() {
     { echo; echo "server memory ($backend): idle $((IDLE_KB / 1024)) MB, now $(($(rss_kb "$SERVER") / 1024)) MB, peak $(($(hwm_kb "$SERVER") / 1024)) MB"; } | tee -a "$WORK/report.md"
   fi
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
+  stop_extra
   if [ "$backend" = postgres ]; then
     psql "$PG_URL" -qc "DROP DATABASE IF EXISTS jobboard_bench_$$" >/dev/null || true
   fi
