@@ -118,12 +118,14 @@ pub struct Node {
     pub base: String,
     child: Option<Child>,
     log: PathBuf,
+    stdout: PathBuf,
 }
 
 impl Node {
     /// Starts `serve` on `port` over `database`, with `public_url` as its address.
     pub fn spawn(database: &str, port: u16, public_url: &str, dir: &Path, n: usize) -> Node {
         let log = dir.join(format!("node{n}.log"));
+        let stdout = dir.join(format!("node{n}.out"));
         let child = jobboard()
             // Webhooks may go to this machine's receiver, and nowhere else private.
             .env("JOBBOARD_WEBHOOK_ALLOWED_CIDRS", "127.0.0.1/32")
@@ -136,7 +138,7 @@ impl Node {
             .arg(format!("127.0.0.1:{port}"))
             .args(["--public-url", public_url])
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("start jobboard serve");
@@ -145,11 +147,17 @@ impl Node {
             base: format!("http://127.0.0.1:{port}"),
             child: Some(child),
             log,
+            stdout,
         }
     }
 
     pub fn alive(&self) -> bool {
         self.child.is_some()
+    }
+
+    /// What the node printed on its standard output.
+    pub fn printed(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
     }
 
     /// Kills the process with SIGKILL and waits until it is gone.
@@ -158,6 +166,12 @@ impl Node {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+
+    /// True when `/readyz` answers 200 now.
+    pub async fn is_ready(&self, client: &reqwest::Client) -> bool {
+        let url = format!("{}/readyz", self.base);
+        matches!(client.get(&url).send().await, Ok(r) if r.status() == 200)
     }
 
     /// Waits (up to 30 s) until `/readyz` answers 200.
@@ -406,6 +420,17 @@ impl Cluster {
             dir,
             _serial: serial,
         }
+    }
+
+    /// A fresh, empty database and no node yet (first starts are under test); `None` when
+    /// skipped.
+    pub async fn empty_database(test: &str) -> Option<Cluster> {
+        if !common::postgres_available(test) {
+            return None;
+        }
+        let serial = SERIAL.lock().await;
+        let (database_url, _) = common::fresh_database(Backend::Postgres).await;
+        Some(Cluster::empty(database_url, serial, 0, String::new()))
     }
 
     /// Starts the three nodes at once, without a balancer (they link to the address it

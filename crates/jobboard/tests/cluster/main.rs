@@ -2,8 +2,9 @@
 //! robin), everything on 127.0.0.1: what a user sees through the balancer is what one node
 //! would show. Rate limits are exact across nodes, each event reaches each subscription
 //! once, each scheduled expiry fires once, a write through one node is seen through every
-//! node (API, CMS, board and dashboard, whose sessions every node accepts), and a node
-//! killed under a write load loses no acknowledged write nor its events.
+//! node (API, CMS, board and dashboard, whose sessions every node accepts), a node killed
+//! under a write load loses no acknowledged write nor its events, and nodes starting
+//! together on an empty database make one first organization.
 
 #[path = "../api/common.rs"]
 mod common;
@@ -14,5 +15,6 @@ mod harness;
 
 mod consistency;
 mod delivery;
+mod first_start;
 mod node_loss;
 mod rate_limits;
