@@ -8,8 +8,10 @@ use scraper::Selector;
 use serde_json::json;
 
 use crate::{
+    browser::Browser,
     common::Resp,
-    harness::{Browser, Cluster, Counters, NODES, every_node_answered, served},
+    harness::{Cluster, NODES},
+    observe::{Counters, every_node_answered, served},
 };
 
 /// Reads after a write: twice round the nodes.

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
 use crate::{
-    harness::{Cluster, every_node_answered, secs, served, settled, subscribe},
+    harness::{Cluster, subscribe},
+    observe::{every_node_answered, secs, served, settled},
     webhook_receiver::{Hit, Receiver},
 };
 

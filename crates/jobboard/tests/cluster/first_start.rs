@@ -8,7 +8,10 @@ use std::time::Duration;
 use sqlx::Connection;
 use tokio::time::Instant;
 
-use crate::harness::{Cluster, poll, secs};
+use crate::{
+    harness::Cluster,
+    observe::{poll, secs},
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_starting_together_make_one_organization() {

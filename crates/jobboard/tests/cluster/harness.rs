@@ -9,17 +9,17 @@
 //! four processes on a small machine.
 
 use std::{
-    collections::HashMap,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    time::Duration,
 };
 
-use reqwest::{Method, redirect::Policy};
+use reqwest::Method;
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
-use crate::common::{self, Backend, Resp};
+use crate::{
+    common::{self, Backend, Resp},
+    observe::{Counters, parse_counters, poll, secs},
+};
 
 /// The nodes behind the balancer.
 pub const NODES: usize = 3;
@@ -193,123 +193,6 @@ impl Node {
 impl Drop for Node {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-/// Request counts of one node by (route, method, status), from its `/metrics`.
-pub type Counters = HashMap<(String, String, u16), u64>;
-
-fn parse_counters(text: &str) -> Counters {
-    let mut out = Counters::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("jobboard_http_requests_total{") else {
-            continue;
-        };
-        let Some((labels, value)) = rest.rsplit_once("} ") else {
-            continue;
-        };
-        let label = |name: &str| {
-            labels
-                .split_once(&format!("{name}=\""))
-                .and_then(|(_, v)| v.split_once('"'))
-                .map(|(v, _)| v.to_string())
-                .unwrap_or_default()
-        };
-        let status = label("status").parse().unwrap_or(0);
-        let n = value.trim().parse().unwrap_or(0);
-        out.insert((label("route"), label("method"), status), n);
-    }
-    out
-}
-
-/// How many requests on `route` with `method` (and `status`, when given) each node
-/// answered between two readings of [`Cluster::counters`].
-pub fn served(
-    before: &[Option<Counters>],
-    after: &[Option<Counters>],
-    route: &str,
-    method: &str,
-    status: Option<u16>,
-) -> Vec<u64> {
-    let total = |c: &Option<Counters>| -> u64 {
-        c.as_ref().map_or(0, |c| {
-            c.iter()
-                .filter(|((r, m, s), _)| {
-                    r == route && m == method && status.is_none_or(|x| x == *s)
-                })
-                .map(|(_, n)| n)
-                .sum()
-        })
-    };
-    before
-        .iter()
-        .zip(after)
-        .map(|(b, a)| total(a).saturating_sub(total(b)))
-        .collect()
-}
-
-/// Asserts that every node answered some of the `what` requests counted by [`served`].
-#[track_caller]
-pub fn every_node_answered(counts: &[u64], what: &str) {
-    assert!(
-        counts.iter().all(|&n| n > 0),
-        "{what}: every node should have answered some, but they answered {counts:?}"
-    );
-}
-
-pub fn secs(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
-
-/// Calls `probe` until it answers `Ok` (every 50 ms); panics with `what` and the last
-/// `Err` it gave when `limit` passes first.
-pub async fn poll<T>(
-    what: &str,
-    limit: Duration,
-    mut probe: impl AsyncFnMut() -> Result<T, String>,
-) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        let last = match probe().await {
-            Ok(v) => return v,
-            Err(e) => e,
-        };
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not within {limit:?}; last seen: {last}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Calls `observe` (every 100 ms) until it has answered `Some` with the same value for
-/// `quiet` on end: background work that settled. Panics when `limit` passes first.
-pub async fn settled<T: PartialEq + std::fmt::Debug>(
-    what: &str,
-    quiet: Duration,
-    limit: Duration,
-    mut observe: impl AsyncFnMut() -> Option<T>,
-) -> T {
-    let deadline = Instant::now() + limit;
-    let mut last: Option<(T, Instant)> = None;
-    loop {
-        let now = Instant::now();
-        match (observe().await, last.take()) {
-            (Some(v), Some((prev, since))) if v == prev => {
-                if now.duration_since(since) >= quiet {
-                    return v;
-                }
-                last = Some((v, since));
-            }
-            (Some(v), _) => last = Some((v, now)),
-            (None, _) => {}
-        }
-        assert!(
-            now < deadline,
-            "{what}: did not settle within {limit:?}; last seen: {:?}",
-            last.map(|(v, _)| v)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -634,66 +517,5 @@ fn drop_database(url: &str) {
     .join();
     if let Ok(Err(e)) = outcome {
         eprintln!("could not drop the test database {name}: {e}");
-    }
-}
-
-/// A browser through the balancer: keeps its cookies, sends `Origin` as a browser posting a
-/// form of this site does, and shows redirects instead of following them.
-pub struct Browser {
-    base: String,
-    client: reqwest::Client,
-}
-
-impl Browser {
-    pub fn new(c: &Cluster) -> Browser {
-        jobboard::init_tls();
-        Browser {
-            base: c.base.clone(),
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .cookie_store(true)
-                .redirect(Policy::none())
-                .timeout(secs(30))
-                .build()
-                .unwrap(),
-        }
-    }
-
-    pub async fn get(&self, path: &str) -> Resp {
-        Resp::read(
-            self.client
-                .get(format!("{}{path}", self.base))
-                .header("accept", "text/html")
-                .send()
-                .await
-                .expect("GET page"),
-        )
-        .await
-    }
-
-    /// Posts a form of page `page` to `action`, with the page's anti-forgery token.
-    pub async fn submit(&self, page: &str, action: &str, fields: &[(&str, &str)]) -> Resp {
-        let form = self.get(page).await;
-        form.expect(200);
-        let token = form
-            .html()
-            .select(&scraper::Selector::parse("input[name=csrf]").unwrap())
-            .next()
-            .and_then(|e| e.value().attr("value").map(str::to_string))
-            .unwrap_or_else(|| panic!("no anti-forgery token on {page}: {}", form.text));
-        let mut all = fields.to_vec();
-        all.push(("csrf", &token));
-        Resp::read(
-            self.client
-                .post(format!("{}{action}", self.base))
-                .header("accept", "text/html")
-                .header("origin", &self.base)
-                .header("content-type", "application/x-www-form-urlencoded")
-                .body(serde_urlencoded::to_string(&all).unwrap())
-                .send()
-                .await
-                .expect("POST form"),
-        )
-        .await
     }
 }

@@ -11,7 +11,9 @@ mod common;
 #[path = "../api/webhook_receiver.rs"]
 mod webhook_receiver;
 
+mod browser;
 mod harness;
+mod observe;
 
 mod consistency;
 mod delivery;

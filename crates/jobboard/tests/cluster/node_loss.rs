@@ -12,7 +12,8 @@ use serde_json::json;
 
 use crate::{
     common::Resp,
-    harness::{Cluster, every_node_answered, poll, secs, served, subscribe},
+    harness::{Cluster, subscribe},
+    observe::{every_node_answered, poll, secs, served},
     webhook_receiver::{Hit, Receiver},
 };
 

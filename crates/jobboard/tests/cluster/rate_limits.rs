@@ -8,7 +8,8 @@ use tokio::{task::JoinSet, time::Instant};
 
 use crate::{
     common::Resp,
-    harness::{Cluster, every_node_answered, last_line, served},
+    harness::{Cluster, last_line},
+    observe::{every_node_answered, served},
 };
 
 /// GCRA admits the limit in a burst, then one more request per window / limit.
