@@ -154,18 +154,15 @@ wait_ready() {
   exit 1
 }
 
-# One node first, alone: on an empty database it creates organization 1 and prints the
-# first key; then the others.
+# The nodes start together; on an empty database exactly one of them creates
+# organization 1 and prints the first key (in its nodeN.out).
 for n in $(seq 1 "$NODES"); do
   NODE_PORT=$((PORT + n))
   setsid "$BIN" serve --listen "127.0.0.1:$NODE_PORT" \
     >"$DIR/node$n.out" 2>"$DIR/node$n.log" </dev/null &
   echo $! >"$DIR/node$n.pid"
-  if [ "$n" -eq 1 ]; then
-    wait_ready "http://127.0.0.1:$NODE_PORT/readyz" "$DIR/node$n.log"
-  fi
 done
-for n in $(seq 2 "$NODES"); do
+for n in $(seq 1 "$NODES"); do
   wait_ready "http://127.0.0.1:$((PORT + n))/readyz" "$DIR/node$n.log"
 done
 

@@ -166,9 +166,34 @@ pub struct Bootstrapped {
     pub setup_token: String,
 }
 
+/// Arbitrary constant naming the advisory lock that serialises first starts across nodes.
+const PG_BOOTSTRAP_LOCK: i64 = 0x6a62_6669_7273_7431;
+
 /// On a database without organizations, creates organization 1, a key with every scope
-/// and a setup link for the first staff user.
+/// and a setup link for the first staff user. Nodes starting together on one PostgreSQL
+/// database take turns (an advisory lock), so exactly one of them makes these.
 pub async fn bootstrap(app: &App) -> anyhow::Result<Option<Bootstrapped>> {
+    let Some(pool) = app.db.pg() else {
+        return bootstrap_unlocked(app).await;
+    };
+    let mut conn = pool.acquire().await?;
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(PG_BOOTSTRAP_LOCK)
+        .execute(&mut *conn)
+        .await?;
+    let made = bootstrap_unlocked(app).await;
+    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(PG_BOOTSTRAP_LOCK)
+        .execute(&mut *conn)
+        .await;
+    if unlocked.is_err() {
+        // The lock ends with its session: close the connection instead of pooling it.
+        drop(conn.detach());
+    }
+    made
+}
+
+async fn bootstrap_unlocked(app: &App) -> anyhow::Result<Option<Bootstrapped>> {
     if orgs::count(&app.db).await? > 0 {
         return Ok(None);
     }

@@ -80,9 +80,8 @@ async fn nodes_starting_together_make_one_organization() {
         .map(|n| n.printed())
         .filter(|out| out.contains("Created organization"))
         .collect();
-    // FAILS at the time of writing (every node makes an organization of its own and
-    // prints its first key): `app::bootstrap` counts the organizations, then creates one,
-    // and nothing keeps another node from doing the same in between.
+    // Without the first start's advisory lock every node counted no organization and
+    // made one of its own, printing its own first key.
     assert_eq!(
         (orgs.lines().count(), printed.len()),
         (1, 1),
