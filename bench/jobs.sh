@@ -272,7 +272,7 @@ start_cluster() {
   lb=$(free_port)
   cat >"$WORK/haproxy.cfg" <<CFG
 global
-    maxconn 10000
+    maxconn 4096
 defaults
     mode http
     option http-keep-alive
