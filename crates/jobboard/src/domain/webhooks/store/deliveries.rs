@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::DELIVERY_COLS;
 use crate::{
-    db::{Db, DbResult, StoreError},
+    db::{Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
     domain::{
         Ts,
@@ -168,40 +168,38 @@ pub async fn record(
     now: Ts,
     disable_after_us: i64,
 ) -> DbResult<bool> {
-    if next == Next::Succeeded
-        && let Some(pool) = db.pg()
-    {
-        // The common case in one statement (one round trip, atomic on its own).
-        let q = sqlx::query_scalar(
-            "WITH upd AS (
-                 UPDATE webhook_deliveries SET status = $11, next_attempt_at = NULL, attempts = attempts + 1,
-                     lease_owner = NULL, lease_until = NULL, updated_at = $3
-                 WHERE id = $1 AND lease_owner = $2
-                 RETURNING id, subscription_id
-             ), att AS (
-                 INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
-                 SELECT $4, id, $5, $6, $7, $8, $9, $10 FROM upd
-             ), sub AS (
-                 UPDATE webhook_subscriptions SET failing_since = NULL
-                 WHERE id IN (SELECT subscription_id FROM upd) AND failing_since IS NOT NULL
-             )
-             SELECT COUNT(*) FROM upd",
-        )
-        .bind(d.id)
-        .bind(owner)
-        .bind(now);
-        let n: i64 = bind_attempt!(q, d, outcome)
-            .bind(DeliveryStatus::Succeeded)
-            .fetch_one(pool)
-            .await?;
-        return Ok(n > 0);
+    if next == Next::Succeeded {
+        let one = Succeeded {
+            owner,
+            delivery: d,
+            outcome,
+            now,
+        };
+        return Ok(record_succeeded(db, &[one]).await?[0]);
     }
+    let mut tx = db.begin().await?;
+    let recorded = record_in(&mut tx, owner, d, outcome, next, now, disable_after_us).await?;
+    if recorded {
+        tx.commit().await?;
+    }
+    Ok(recorded)
+}
+
+/// [`record`] inside `tx`: false (and nothing written) when the lease was lost.
+async fn record_in(
+    tx: &mut Tx,
+    owner: Uuid,
+    d: &Claimed,
+    outcome: &Outcome,
+    next: Next,
+    now: Ts,
+    disable_after_us: i64,
+) -> DbResult<bool> {
     let (next_at, step) = match next {
         Next::RetryAt(at) => (Some(at), d.retry_step + 1),
         Next::Succeeded | Next::Failed | Next::Gone => (None, d.retry_step),
     };
-    let mut tx = db.begin().await?;
-    let n = dispatch_tx!(&mut tx, t => {
+    let n = dispatch_tx!(&mut *tx, t => {
         sqlx::query(
             "UPDATE webhook_deliveries SET status = $3, next_attempt_at = $4, retry_step = $5, attempts = attempts + 1,
                  lease_owner = NULL, lease_until = NULL, updated_at = $6
@@ -220,7 +218,7 @@ pub async fn record(
     if n == 0 {
         return Ok(false);
     }
-    dispatch_tx!(&mut tx, t => {
+    dispatch_tx!(&mut *tx, t => {
         let q = sqlx::query(
             "INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
              VALUES ($2, $1, $3, $4, $5, $6, $7, $8)",
@@ -231,7 +229,7 @@ pub async fn record(
         .await?;
     });
     let disable = if next == Next::Succeeded {
-        dispatch_tx!(&mut tx, t => {
+        dispatch_tx!(&mut *tx, t => {
             sqlx::query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
                 .bind(d.subscription_id)
                 .execute(&mut **t)
@@ -239,7 +237,7 @@ pub async fn record(
         });
         false
     } else {
-        let since: Option<Option<Ts>> = dispatch_tx!(&mut tx, t => {
+        let since: Option<Option<Ts>> = dispatch_tx!(&mut *tx, t => {
             sqlx::query_scalar(
                 "UPDATE webhook_subscriptions SET failing_since = COALESCE(failing_since, $2)
                  WHERE id = $1 RETURNING failing_since",
@@ -256,7 +254,7 @@ pub async fn record(
         next == Next::Gone || streak >= disable_after_us
     };
     if disable {
-        dispatch_tx!(&mut tx, t => {
+        dispatch_tx!(&mut *tx, t => {
             sqlx::query("UPDATE webhook_subscriptions SET is_enabled = FALSE, updated_at = $2 WHERE id = $1")
                 .bind(d.subscription_id)
                 .bind(now)
@@ -273,7 +271,6 @@ pub async fn record(
             .await?;
         });
     }
-    tx.commit().await?;
     Ok(true)
 }
 
@@ -356,35 +353,18 @@ pub async fn record_succeeded(db: &Db, items: &[Succeeded<'_>]) -> DbResult<Vec<
     let mut tx = db.begin().await?;
     let mut recorded = Vec::with_capacity(items.len());
     for i in items {
-        let d = i.delivery;
-        let n = dispatch_tx!(&mut tx, t => {
-            let n = sqlx::query(
-                "UPDATE webhook_deliveries SET status = $3, next_attempt_at = NULL, attempts = attempts + 1,
-                     lease_owner = NULL, lease_until = NULL, updated_at = $4
-                 WHERE id = $1 AND lease_owner = $2",
+        recorded.push(
+            record_in(
+                &mut tx,
+                i.owner,
+                i.delivery,
+                i.outcome,
+                Next::Succeeded,
+                i.now,
+                0,
             )
-            .bind(d.id)
-            .bind(i.owner)
-            .bind(DeliveryStatus::Succeeded)
-            .bind(i.now)
-            .execute(&mut **t)
-            .await?
-            .rows_affected();
-            if n > 0 {
-                let q = sqlx::query(
-                    "INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, response_excerpt, attempted_at)
-                     VALUES ($2, $1, $3, $4, $5, $6, $7, $8)",
-                )
-                .bind(d.id);
-                bind_attempt!(q, d, i.outcome).execute(&mut **t).await?;
-                sqlx::query("UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
-                    .bind(d.subscription_id)
-                    .execute(&mut **t)
-                    .await?;
-            }
-            n
-        });
-        recorded.push(n > 0);
+            .await?,
+        );
     }
     tx.commit().await?;
     Ok(recorded)
