@@ -310,6 +310,24 @@ impl Db {
             .expect("a queue is stored under its own type")
     }
 
+    /// The next batch of a queue's task: waits for one item, then takes what else is
+    /// waiting, up to `max` in all (no added delay: a batch is what queued while the
+    /// previous one was being written). `None` once the queue is closed and empty.
+    pub async fn next_batch<T>(
+        rx: &mut tokio::sync::mpsc::UnboundedReceiver<T>,
+        max: usize,
+    ) -> Option<Vec<T>> {
+        let first = rx.recv().await?;
+        let mut batch = vec![first];
+        while batch.len() < max {
+            match rx.try_recv() {
+                Ok(item) => batch.push(item),
+                Err(_) => break,
+            }
+        }
+        Some(batch)
+    }
+
     /// The same database without its queues (for the task that drains one: it must not
     /// keep the queue alive).
     pub fn without_queues(&self) -> Db {

@@ -78,17 +78,9 @@ pub async fn record(
     }
 }
 
-/// Records the waiting attempts in batches of what is waiting (no added delay: a batch is
-/// what queued while the previous one was being written).
+/// Records the waiting attempts in batches ([`Db::next_batch`]).
 async fn drain(db: Db, mut rx: mpsc::UnboundedReceiver<Pending>) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(p) => batch.push(p),
-                Err(_) => break,
-            }
-        }
+    while let Some(batch) = Db::next_batch(&mut rx, MAX_BATCH).await {
         let items: Vec<store::Succeeded<'_>> = batch
             .iter()
             .map(|p| store::Succeeded {

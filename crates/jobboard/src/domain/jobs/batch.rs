@@ -46,17 +46,9 @@ pub(super) async fn create(db: &Db, org_id: i64, job: Job) -> DbResult<Job> {
     store::create_alone(db, org_id, &job).await
 }
 
-/// Commits the queued creations in batches of what is waiting (no added delay: a batch
-/// is what queued while the previous one was being written).
+/// Commits the queued creations in batches ([`Db::next_batch`]).
 async fn drain(db: Db, pool: sqlx::SqlitePool, mut rx: mpsc::UnboundedReceiver<Pending>) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(p) => batch.push(p),
-                Err(_) => break,
-            }
-        }
+    while let Some(batch) = Db::next_batch(&mut rx, MAX_BATCH).await {
         match commit(&pool, &batch, db.outgoing()).await {
             Ok(results) => {
                 for (p, r) in batch.into_iter().zip(results) {
