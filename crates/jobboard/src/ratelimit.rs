@@ -91,6 +91,11 @@ pub fn share(tat: i64, taken: u32, now: i64, limit: u32, place: usize) -> Decisi
     }
 }
 
+/// The common table expression `clock(now)` of the statements that take requests (see
+/// [`take_sql`]): the database's clock, the one all nodes share, in nanoseconds, read once
+/// per statement.
+pub const CLOCK_SQL: &str = "clock AS MATERIALIZED (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::BIGINT AS now)";
+
 /// The statement part that takes up to `{n}` requests from one bucket at once (PostgreSQL).
 /// It reads `clock(now)` and `p(bucket, t)` (`t`: the interval of the bucket's limit) from
 /// the statement's common table expressions and returns the bucket's new `tat` and how
@@ -146,19 +151,21 @@ impl RateLimiter {
                 Ok(d)
             }
             RateLimiter::Postgres(pool) => {
-                let sql = format!(
-                    "WITH clock AS MATERIALIZED (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::BIGINT AS now),
-                     p AS (SELECT $1::TEXT AS bucket, $2::BIGINT AS t),
-                     take AS ({})
-                     SELECT take.tat, take.taken, clock.now FROM take, clock",
-                    take_sql("1", "$3::BIGINT")
-                );
-                let (tat, taken, now): (i64, i32, i64) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                    .bind(bucket)
-                    .bind(interval_ns(limit))
-                    .bind(WINDOW.as_nanos() as i64)
-                    .fetch_one(pool)
-                    .await?;
+                static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+                    format!(
+                        "WITH {CLOCK_SQL}, p AS (SELECT $1::TEXT AS bucket, $2::BIGINT AS t),
+                         take AS ({})
+                         SELECT take.tat, take.taken, clock.now FROM take, clock",
+                        take_sql("1", "$3::BIGINT")
+                    )
+                });
+                let (tat, taken, now): (i64, i32, i64) =
+                    sqlx::query_as(sqlx::AssertSqlSafe(SQL.as_str()))
+                        .bind(bucket)
+                        .bind(interval_ns(limit))
+                        .bind(WINDOW.as_nanos() as i64)
+                        .fetch_one(pool)
+                        .await?;
                 Ok(share(tat, taken.max(0) as u32, now, limit, 0))
             }
         }

@@ -72,11 +72,11 @@ pub struct KeyAuth {
 /// takes effect on the next request on every node.
 pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
     dispatch!(db.reader(), p => {
-        sqlx::query_as(
-            "SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit, \
-             CAST(COALESCE((SELECT SUM(v.version) FROM job_list_versions v WHERE v.org_id = k.org_id), 0) AS BIGINT) AS job_list_version \
-             FROM api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
-        )
+        sqlx::query_as(concat!(
+            "SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit, ",
+            super::job_list_version!("k.org_id"),
+            " AS job_list_version FROM api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+        ))
         .bind(hash)
         .fetch_optional(p)
         .await.map_err(crate::db::StoreError::from)
@@ -110,21 +110,26 @@ pub async fn authenticate_and_take(
     write: bool,
     n: usize,
 ) -> DbResult<Option<(KeyAuth, Taken)>> {
-    let sql = format!(
-        "WITH clock AS MATERIALIZED (SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000)::BIGINT AS now),
-         key AS MATERIALIZED (SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit,
-             CAST(COALESCE((SELECT SUM(v.version) FROM job_list_versions v WHERE v.org_id = k.org_id), 0) AS BIGINT) AS job_list_version,
-             CASE WHEN $2 THEN k.write_limit ELSE k.read_limit END AS lim
-           FROM api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL),
-         p AS MATERIALIZED (SELECT key.id::TEXT || CASE WHEN $2 THEN ':w' ELSE ':r' END AS bucket,
-             $3::BIGINT / GREATEST(LEAST(key.lim, 4294967295), 1) AS t FROM key),
-         take AS ({})
-         SELECT key.id, key.org_id, key.scopes, key.read_limit, key.write_limit, key.job_list_version,
-           take.tat, take.taken, clock.now
-         FROM key, take, clock",
-        crate::ratelimit::take_sql("$4::INTEGER", "$3::BIGINT")
-    );
-    let row: Option<KeyTakeRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    // The statement is made once: a round of requests only binds its values.
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "WITH {clock},
+             key AS MATERIALIZED (SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit,
+                 {version} AS job_list_version,
+                 CASE WHEN $2 THEN k.write_limit ELSE k.read_limit END AS lim
+               FROM api_keys k WHERE k.key_hash = $1 AND k.revoked_at IS NULL),
+             p AS MATERIALIZED (SELECT key.id::TEXT || CASE WHEN $2 THEN ':w' ELSE ':r' END AS bucket,
+                 $3::BIGINT / GREATEST(LEAST(key.lim, 4294967295), 1) AS t FROM key),
+             take AS ({take})
+             SELECT key.id, key.org_id, key.scopes, key.read_limit, key.write_limit, key.job_list_version,
+               take.tat, take.taken, clock.now
+             FROM key, take, clock",
+            clock = crate::ratelimit::CLOCK_SQL,
+            version = super::job_list_version!("k.org_id"),
+            take = crate::ratelimit::take_sql("$4::INTEGER", "$3::BIGINT"),
+        )
+    });
+    let row: Option<KeyTakeRow> = sqlx::query_as(sqlx::AssertSqlSafe(SQL.as_str()))
         .bind(hash)
         .bind(write)
         .bind(crate::ratelimit::WINDOW.as_nanos() as i64)

@@ -69,6 +69,21 @@ macro_rules! dispatch_tx {
     };
 }
 
+/// The SQL of an organization's job list version, for the organization id in column
+/// `$org` of the statement: the sum of its shards (kept by triggers; on PostgreSQL one
+/// shard per server process, migration 0027), 0 before its first change. A string
+/// literal, so statements that read it stay literals.
+macro_rules! job_list_version {
+    ($org:literal) => {
+        concat!(
+            "CAST(COALESCE((SELECT SUM(v.version) FROM job_list_versions v WHERE v.org_id = ",
+            $org,
+            "), 0) AS BIGINT)"
+        )
+    };
+}
+pub(crate) use job_list_version;
+
 /// An open write transaction on either backend. On PostgreSQL it also carries the
 /// notification channels to signal once it has committed (see [`Tx::notify_after_commit`]).
 pub enum Tx {

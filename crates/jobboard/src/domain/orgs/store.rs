@@ -76,11 +76,13 @@ struct BoardRow {
 
 /// One statement: the organization of `host` (else organization 1) and its version.
 pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board>> {
-    let sql = "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
-         o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, o.created_at, \
-         CAST(COALESCE((SELECT SUM(v.version) FROM job_list_versions v WHERE v.org_id = o.id), 0) AS BIGINT) AS version \
-         FROM organizations o \
-         WHERE o.id = COALESCE((SELECT id FROM organizations WHERE domain = $1), 1)";
+    let sql = concat!(
+        "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
+         o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, o.created_at, ",
+        crate::db::job_list_version!("o.id"),
+        " AS version FROM organizations o \
+         WHERE o.id = COALESCE((SELECT id FROM organizations WHERE domain = $1), 1)"
+    );
     let row: Option<BoardRow> = dispatch!(db.reader(), p => {
         sqlx::query_as(sql).bind(host).fetch_optional(p).await?
     });
