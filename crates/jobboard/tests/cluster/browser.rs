@@ -27,15 +27,7 @@ impl Browser {
     }
 
     pub async fn get(&self, path: &str) -> Resp {
-        Resp::read(
-            self.client
-                .get(format!("{}{path}", self.base))
-                .header("accept", "text/html")
-                .send()
-                .await
-                .expect("GET page"),
-        )
-        .await
+        crate::harness::page(&self.client, &self.base, path).await
     }
 
     /// Posts a form of page `page` to `action`, with the page's anti-forgery token.

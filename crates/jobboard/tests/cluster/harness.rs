@@ -405,39 +405,35 @@ impl Cluster {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Resp {
-        Resp::read(
-            self.api(Method::POST, path)
-                .json(&body)
-                .send()
-                .await
-                .expect("POST"),
-        )
-        .await
+        self.send_json(Method::POST, path, body).await
     }
 
     pub async fn patch(&self, path: &str, body: Value) -> Resp {
-        Resp::read(
-            self.api(Method::PATCH, path)
-                .json(&body)
-                .send()
-                .await
-                .expect("PATCH"),
-        )
-        .await
+        self.send_json(Method::PATCH, path, body).await
+    }
+
+    async fn send_json(&self, method: Method, path: &str, body: Value) -> Resp {
+        let sent = self.api(method.clone(), path).json(&body).send().await;
+        Resp::read(sent.unwrap_or_else(|e| panic!("{method} {path}: {e}"))).await
     }
 
     /// A page through the balancer, asked for as a browser does.
     pub async fn page(&self, path: &str) -> Resp {
-        Resp::read(
-            self.client
-                .get(format!("{}{path}", self.base))
-                .header("accept", "text/html")
-                .send()
-                .await
-                .expect("GET page"),
-        )
-        .await
+        page(&self.client, &self.base, path).await
     }
+}
+
+/// The page at `path` of `base`, asked for as a browser does, with `client`.
+pub async fn page(client: &reqwest::Client, base: &str, path: &str) -> Resp {
+    Resp::read(
+        client
+            .get(format!("{base}{path}"))
+            .header("accept", "text/html")
+            .send()
+            .await
+            .expect("GET page"),
+    )
+    .await
 }
 
 impl Drop for Cluster {
