@@ -18,6 +18,9 @@
 #                                        # one database behind HAProxy (round robin), measured
 #                                        # through the balancer (needs haproxy)
 #
+# JOBBOARD_SEARCH_INDEX_MB=0 runs the servers without their in-memory search index (lists
+# answered by SQL, as before it existed), for before-and-after tables.
+#
 # Needs: cargo, wrk, python3 (standard library), and for PostgreSQL psql plus
 # JOBBOARD_BENCH_POSTGRES_URL (or JOBBOARD_TEST_POSTGRES_URL): a role that may create
 # databases. Builds the release binary, seeds a fresh database per backend, starts the
@@ -255,6 +258,23 @@ wait_ready() {
   done
 }
 
+# Waits until the node on port $1 holds a search index (`serve` builds the largest
+# organizations' indexes at start; lists are answered by SQL until then) and reports the
+# time it took and its size. Skipped with search_index_mb = 0.
+wait_indexed() {
+  local started=$SECONDS m
+  [ "${JOBBOARD_SEARCH_INDEX_MB:-}" = 0 ] && return
+  for _ in $(seq 1 6000); do
+    m=$(curl -fsS "http://127.0.0.1:$1/metrics" 2>/dev/null || true)
+    if grep -q '^jobboard_search_indexes [1-9]' <<<"$m"; then
+      echo "== search index ready after about $((SECONDS - started)) s, $(($(awk '/^jobboard_search_index_bytes /{printf "%d", $2}' <<<"$m") / 1048576)) MiB" >&2
+      return
+    fi
+    sleep 0.1
+  done
+  echo "== no search index after 600 s" >&2
+}
+
 # Starts NODES-1 more servers on the database and HAProxy in front of all of them; sets
 # `port` to the balancer's.
 start_cluster() {
@@ -266,6 +286,7 @@ start_cluster() {
       >"$WORK/server$n.log" 2>&1 &
     EXTRA_PIDS+=($!)
     wait_ready "$p"
+    wait_indexed "$p"
     backends="$backends
     server node$n 127.0.0.1:$p"
   done
@@ -300,6 +321,7 @@ start_and_measure() {
     >"$WORK/server.log" 2>&1 &
   SERVER=$!
   wait_ready "$port"
+  wait_indexed "$port"
   if [ "$NODES" -gt 1 ] && [ "$backend" = postgres ]; then start_cluster "$db" "$port"; fi
   IDLE_KB=$(rss_kb "$SERVER")
   SLUG=$(curl -fsS -H "x-api-key: $key" "http://127.0.0.1:$port/api/jobs?per_page=1" |

@@ -82,6 +82,8 @@ impl App {
             None => RateLimiter::memory(),
         };
         let render = config.render_cache;
+        // The node's search indexes, with their budget (made here, before any list).
+        db.queue(|_| crate::domain::jobs::indexes::Indexes::new(config.search_index));
         Arc::new(App {
             db,
             config,

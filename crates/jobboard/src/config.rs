@@ -18,6 +18,7 @@ pub struct Layer {
     pub db_max_connections: Option<u32>,
     pub db_page_cache_mb: Option<u64>,
     pub render_cache_mb: Option<u64>,
+    pub search_index_mb: Option<u64>,
     pub public_url: Option<String>,
     pub log_format: Option<String>,
     pub request_timeout: Option<u64>,
@@ -81,6 +82,7 @@ impl Layer {
             db_max_connections,
             db_page_cache_mb,
             render_cache_mb,
+            search_index_mb,
             public_url,
             log_format,
             request_timeout,
@@ -135,6 +137,9 @@ pub struct Config {
     /// Bytes all rendered caches (job lists, board pages, CMS reads) of a node may hold
     /// together.
     pub render_cache: usize,
+    /// Bytes all in-memory search indexes of a node may hold together (0: none; lists
+    /// are answered by SQL).
+    pub search_index: usize,
     /// Base URL without trailing slash; empty for relative links.
     pub public_url: String,
     pub log_json: bool,
@@ -316,6 +321,7 @@ impl Config {
             db_max_connections: l.db_max_connections.unwrap_or(16).max(1),
             db_page_cache: l.db_page_cache_mb.unwrap_or(16).clamp(1, 1 << 20) << 20,
             render_cache: (l.render_cache_mb.unwrap_or(32).clamp(1, 1 << 20) << 20) as usize,
+            search_index: (l.search_index_mb.unwrap_or(128).min(1 << 20) << 20) as usize,
             public_url,
             log_json: log_format == "json",
             request_timeout: Duration::from_secs(l.request_timeout.unwrap_or(30).max(1)),

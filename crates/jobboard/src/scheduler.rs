@@ -36,6 +36,9 @@ pub async fn tick(app: &AppState) -> u64 {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "expiry reminder step failed"),
     }
+    if let Err(e) = crate::domain::jobs::indexes::prune_changes(&app.db, now).await {
+        tracing::warn!(error = ?e, "job change pruning step failed");
+    }
     match crate::domain::alerts::run(&app.db, now, app.config.alert_hour).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job alert step failed"),

@@ -162,6 +162,9 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
                     if let Err(e) = app.limiter.prune().await {
                         tracing::warn!(error = ?e, "rate-limit prune failed");
                     }
+                    if let Err(e) = crate::domain::jobs::indexes::keep_up(&app.db).await {
+                        tracing::warn!(error = ?e, "search index catch-up failed");
+                    }
                     let now = app.clock.now();
                     if let Err(e) =
                         crate::domain::sessions::purge(&app.db, now, &app.config.dashboard).await
@@ -180,6 +183,23 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             async move { app.flush_views().await }
         }
     })));
+    if app.config.api {
+        // The search indexes of the largest organizations, built while the API serves.
+        tasks.push(tokio::spawn({
+            let app = app.clone();
+            let mut stop = stop.clone();
+            async move {
+                tokio::select! {
+                    r = crate::domain::jobs::indexes::warm(&app.db) => {
+                        if let Err(e) = r {
+                            tracing::warn!(error = ?e, "search index warm-up failed");
+                        }
+                    }
+                    _ = stop.wait_for(|s| *s) => {}
+                }
+            }
+        }));
+    }
     if app.config.scheduler {
         // The data work of an upgrade, while the API already serves (reads are correct
         // meanwhile); stopped by shutdown and resumed at the next start.

@@ -42,6 +42,7 @@ pub(super) fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
         db_max_connections: env_parse("JOBBOARD_DB_MAX_CONNECTIONS")?,
         db_page_cache_mb: env_parse("JOBBOARD_DB_PAGE_CACHE_MB")?,
         render_cache_mb: env_parse("JOBBOARD_RENDER_CACHE_MB")?,
+        search_index_mb: env_parse("JOBBOARD_SEARCH_INDEX_MB")?,
         request_timeout: env_parse("JOBBOARD_REQUEST_TIMEOUT")?,
         body_read_timeout: env_parse("JOBBOARD_BODY_READ_TIMEOUT")?,
         metrics_listen: std::env::var("JOBBOARD_METRICS_LISTEN").ok(),

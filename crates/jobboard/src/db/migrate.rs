@@ -47,6 +47,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(25, "0025_job_search_tags"),
     migration!(26, "0026_rate_limit_groups"),
     migration!(27, "0027_counter_shards"),
+    migration!(28, "0028_job_changes"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

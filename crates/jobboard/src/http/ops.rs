@@ -66,6 +66,8 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         let ip = super::auth::client_key(&app, &req);
         return super::auth::refuse_credentials(&app, &ip, ApiError::invalid_token()).await;
     }
+    let indexes = crate::domain::jobs::indexes::Indexes::of(&app.db);
+    let (index_bytes, indexed) = indexes.usage();
     let pending = events::pending_count(&app.db)
         .await
         .map(|n| n as f64)
@@ -108,6 +110,21 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
             "jobboard_render_cache_budget_bytes",
             "Bytes all rendered caches of this node may hold together (render_cache_mb); jobboard_cache_bytes is what each holds.",
             app.config.render_cache as f64,
+        ),
+        (
+            "jobboard_search_index_budget_bytes",
+            "Bytes all in-memory search indexes of this node may hold together (search_index_mb).",
+            indexes.budget() as f64,
+        ),
+        (
+            "jobboard_search_index_bytes",
+            "Bytes the in-memory search indexes of this node hold.",
+            index_bytes as f64,
+        ),
+        (
+            "jobboard_search_indexes",
+            "Organizations whose jobs this node holds in an in-memory search index.",
+            indexed as f64,
         ),
         (
             "jobboard_resident_memory_bytes",

@@ -459,3 +459,12 @@ pub fn run_cli(args: &[&str], db: &str) -> (bool, String, String) {
         String::from_utf8(out.stderr).unwrap(),
     )
 }
+
+/// The value of an unlabelled series of a /metrics text.
+pub fn gauge(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} missing: {text}"))
+        .parse()
+        .unwrap()
+}

@@ -387,15 +387,6 @@ async fn operations_endpoints(b: Backend) {
     assert!(r.text.contains("jobboard_outbox_pending_events 0"));
 }
 
-/// The value of an unlabelled series of a /metrics text.
-fn gauge(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("{name} missing: {text}"))
-        .parse()
-        .unwrap()
-}
-
 /// The page cache budget is shared out between the connections (SQLite), the rendered
 /// cache budget between the caches, and /metrics reports both with the process's memory.
 async fn memory_budgets_are_applied_and_reported(b: Backend) {

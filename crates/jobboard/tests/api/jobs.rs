@@ -30,6 +30,8 @@ backends!(
     filtered_and_search_totals_are_exact,
     searches_and_filters_follow_every_change,
     past_the_index_bounds_lists_stay_exact,
+    search_ignores_case_and_accents,
+    lists_stay_exact_when_the_index_does_not_fit,
     cached_lists_see_every_write,
     a_write_on_another_node_is_seen_at_once,
     a_cached_list_turns_over_when_a_job_expires,
@@ -1355,6 +1357,63 @@ async fn searches_and_filters_follow_every_change(b: Backend) {
         (vec!["Day Chef".to_string()], 1)
     );
     assert_eq!(fresh(&t, "search=night&status=all").await.1, 0);
+}
+
+/// Accents of Latin letters and case make no difference, in the job or in the search,
+/// on either backend.
+async fn search_ignores_case_and_accents(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    create_active(&t, "Café Barista", json!({"company_name": "Straße GmbH"})).await;
+    create_active(&t, "Cafeteria Cook", json!({})).await;
+    for (q, want) in [
+        ("search=cafe", vec!["Cafeteria Cook", "Café Barista"]),
+        ("search=CAFÉ", vec!["Cafeteria Cook", "Café Barista"]),
+        ("search=café%20barista", vec!["Café Barista"]),
+        ("search=strasse", vec!["Café Barista"]),
+        ("search=cafés", vec![]),
+    ] {
+        let (got, total) = fresh(&t, q).await;
+        assert_eq!(got, want, "{q}");
+        assert_eq!(total, want.len() as i64, "{q}");
+    }
+}
+
+/// An organization whose index would not fit the node's budget is searched with SQL:
+/// the same pages and exact totals, and /metrics shows no index held.
+async fn lists_stay_exact_when_the_index_does_not_fit(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.search_index = 1).await;
+    let cat = category(&t, "Kitchen").await;
+    create_active(
+        &t,
+        "Night Chef",
+        json!({"job_type": "contract", "category_id": cat}),
+    )
+    .await;
+    create_active(
+        &t,
+        "Day Chef",
+        json!({"job_type": "contract", "location": "Lyon"}),
+    )
+    .await;
+    create_active(&t, "Night Nurse", json!({"job_type": "full-time"})).await;
+    assert_eq!(
+        fresh(&t, "search=night").await,
+        (vec!["Night Nurse".to_string(), "Night Chef".to_string()], 2)
+    );
+    assert_eq!(
+        fresh(&t, "search=ch&job_types=contract").await,
+        (vec!["Day Chef".to_string(), "Night Chef".to_string()], 2)
+    );
+    assert_eq!(fresh(&t, &format!("categories={cat}")).await.1, 1);
+    assert_eq!(fresh(&t, "locations=ly").await.1, 1);
+    let r = t.req(Method::GET, "/metrics").no_key().send().await;
+    assert_eq!(gauge(&r.text, "jobboard_search_indexes"), 0.0, "{}", r.text);
+    assert_eq!(
+        gauge(&r.text, "jobboard_search_index_bytes"),
+        0.0,
+        "{}",
+        r.text
+    );
 }
 
 /// Lists the SQLite index leaves to the general query stay exact: a location filter

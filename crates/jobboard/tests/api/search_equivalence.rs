@@ -4,13 +4,17 @@
 //! read back from the API. Every page must hold the same jobs in the same order (sticky
 //! first, then newest first), and every total must be the reference's exact count. Some
 //! active jobs are past `expires_at` without the scheduler having moved them (never
-//! listed), and another organization holds jobs with the same words (never listed).
+//! listed), and another organization holds jobs with the same words (never listed). Run
+//! with the node's in-memory search index (the default) and without it (SQL answers).
 
 use serde_json::json;
 
 use crate::{backends, common::*};
 
-backends!(five_hundred_queries_match_the_reference);
+backends!(
+    five_hundred_queries_match_the_reference,
+    five_hundred_queries_match_the_reference_without_the_index
+);
 
 /// Words, some prefixes of others (`rust`, `rustacean`) and some inside others not as a
 /// prefix (`data` in `metadata`, `night` in `overnight`), which must not match.
@@ -78,7 +82,21 @@ fn tokens(s: &str) -> Vec<String> {
 }
 
 async fn five_hundred_queries_match_the_reference(b: Backend) {
-    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    five_hundred_queries(b, true).await;
+}
+
+async fn five_hundred_queries_match_the_reference_without_the_index(b: Backend) {
+    five_hundred_queries(b, false).await;
+}
+
+async fn five_hundred_queries(b: Backend, index: bool) {
+    let t = TestApp::spawn_with(b, |c| {
+        c.scheduler = false;
+        if !index {
+            c.search_index = 0;
+        }
+    })
+    .await;
     let mut g = Gen(42);
     let mut categories = Vec::new();
     for name in ["Engineering", "Care", "Kitchen"] {
@@ -282,6 +300,25 @@ async fn five_hundred_queries_match_the_reference(b: Backend) {
         }
     }
     assert!(checked_pages >= 500);
+    // The lists were answered by the index, or without it.
+    let r = t
+        .req(reqwest::Method::GET, "/metrics")
+        .no_key()
+        .send()
+        .await;
+    assert_eq!(
+        gauge(&r.text, "jobboard_search_indexes"),
+        f64::from(u8::from(index)),
+        "{}",
+        r.text
+    );
+    if index {
+        assert!(
+            gauge(&r.text, "jobboard_search_index_bytes") > 1000.0,
+            "{}",
+            r.text
+        );
+    }
     // The generated queries are not vacuous: most find jobs, and some span pages.
     assert!(
         answered > 250 && paged > 25,

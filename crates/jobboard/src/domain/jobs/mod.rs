@@ -6,9 +6,12 @@ mod batch;
 pub mod board;
 pub mod events;
 mod find;
+mod index;
+pub mod indexes;
 mod list;
 pub mod model;
 pub(crate) mod notices;
+pub(crate) mod postings;
 mod search;
 mod store;
 

@@ -7,7 +7,7 @@
 use uuid::Uuid;
 
 use super::{
-    find,
+    find, indexes,
     model::{JobListItem, JobStatus, ListFilter, Total},
 };
 use crate::{
@@ -143,6 +143,10 @@ pub async fn list(
         }
         return Ok((page(db, org_id, f, now, limit, offset).await?, exact(total)));
     }
+    if let Some(found) = indexes::find(db, org_id, f, limit, offset, now).await? {
+        let rows = rows_by_id(db, org_id, &found.ids).await?;
+        return Ok((rows, found.total));
+    }
     if let crate::db::Pool::Sqlite(pool) = db.reader() {
         let mut conn = pool.acquire().await?;
         if let Some(found) = find::find(&mut conn, org_id, f, limit, offset, now).await? {
@@ -242,6 +246,30 @@ async fn rows_by_seq(
         q = q.bind(*s);
     }
     Ok(q.fetch_all(&mut *conn).await?)
+}
+
+/// The rows of these jobs of the organization, in the order of `ids` (a job deleted
+/// since its ids were chosen is left out).
+async fn rows_by_id(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<JobListItem>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "SELECT {LIST_COLUMNS} FROM jobs WHERE org_id = $1 AND id IN ({})",
+        marks.join(", ")
+    );
+    let mut rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
+        let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id);
+        for id in ids {
+            q = q.bind(*id);
+        }
+        q.fetch_all(p).await?
+    });
+    let place: std::collections::HashMap<Uuid, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    rows.sort_by_key(|r| place.get(&r.id).copied().unwrap_or(usize::MAX));
+    Ok(rows)
 }
 
 /// Every condition of the list `f`: organization, statuses, liveness, filters and search.
