@@ -32,6 +32,7 @@ backends!(
     past_the_index_bounds_lists_stay_exact,
     search_ignores_case_and_accents,
     lists_stay_exact_when_the_index_does_not_fit,
+    a_job_committed_late_is_listed_in_its_place,
     cached_lists_see_every_write,
     a_write_on_another_node_is_seen_at_once,
     a_cached_list_turns_over_when_a_job_expires,
@@ -1413,6 +1414,60 @@ async fn lists_stay_exact_when_the_index_does_not_fit(b: Backend) {
         0.0,
         "{}",
         r.text
+    );
+}
+
+/// A job written by a transaction that began before others and commits after them (and
+/// after lists were answered in between) is listed once it commits, in its `created_at`
+/// place: the node's index reads changes by transaction, not in commit order. (SQLite has
+/// one writer at a time: there the late writer commits before the next write begins.)
+async fn a_job_committed_late_is_listed_in_its_place(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    create_active(&t, "Early Harbour Pilot", json!({})).await;
+    assert_eq!(fresh(&t, "search=harbour").await.1, 1);
+    match t.db().writer() {
+        jobboard::db::Pool::Postgres(p) => {
+            let mut late = p.begin().await.unwrap();
+            let id = uuid::Uuid::now_v7();
+            sqlx::query(
+                "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, status, created_at, updated_at)
+                 VALUES ($1, $2, 'Late Harbour Master', 'A job.', 'A job.', 'Acme', $3, 'active', $4, $4)",
+            )
+            .bind(id)
+            .bind(t.org_id)
+            .bind(format!("late-{}", id.simple()))
+            .bind(jobboard::db::Ts::now())
+            .execute(&mut *late)
+            .await
+            .unwrap();
+            create_active(&t, "Harbour Cook", json!({})).await;
+            assert_eq!(
+                fresh(&t, "search=harbour").await,
+                (
+                    vec![
+                        "Harbour Cook".to_string(),
+                        "Early Harbour Pilot".to_string()
+                    ],
+                    2
+                )
+            );
+            late.commit().await.unwrap();
+        }
+        jobboard::db::Pool::Sqlite(_) => {
+            t.insert_job(t.org_id, "Late Harbour Master").await;
+            create_active(&t, "Harbour Cook", json!({})).await;
+        }
+    }
+    assert_eq!(
+        fresh(&t, "search=harbour").await,
+        (
+            vec![
+                "Harbour Cook".to_string(),
+                "Late Harbour Master".to_string(),
+                "Early Harbour Pilot".to_string()
+            ],
+            3
+        )
     );
 }
 
