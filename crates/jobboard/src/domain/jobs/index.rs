@@ -324,6 +324,13 @@ impl OrgIndex {
             // A build reads in list order; anything else goes the general way.
             return self.add(doc, false);
         }
+        if o > 0 && o % (1 << 16) == 0 {
+            // A chunk of ordinals is complete: give back what its sets kept in reserve,
+            // so a build never holds much more than the finished index.
+            for p in &mut self.postings {
+                p.shrink();
+            }
+        }
         self.keys.push(key);
         self.max_key = Some(key);
         self.attrs.push(0);
@@ -350,6 +357,14 @@ impl OrgIndex {
             self.postings[t as usize].insert(o);
         }
         Ok(())
+    }
+
+    /// Reserves room for `n` more jobs (a build that knows how many are coming).
+    pub fn reserve(&mut self, n: usize) {
+        self.keys.reserve_exact(n);
+        self.attrs.reserve_exact(n);
+        self.cats.reserve_exact(n);
+        self.locs.reserve_exact(n);
     }
 
     /// Ends a build made with [`OrgIndex::add_built`]: takes its term map, and gives
@@ -593,47 +608,25 @@ impl OrgIndex {
             }
         }
 
+        let sets = Sets {
+            statuses,
+            remote: f.is_remote,
+            groups,
+            overdue,
+        };
+        let mut blocks = Blocks::take();
         let mut matched: Vec<(u16, Box<Block>)> = Vec::new();
         let top = (self.keys.len() as u64).saturating_sub(1) >> 16;
-        let mut tmp: Box<Block> = Box::new([0; 1024]);
+        let mut tmp = blocks.get();
         for key in 0..=top as u16 {
             if self.keys.is_empty() {
                 break;
             }
-            let mut acc: Box<Block> = Box::new([0; 1024]);
-            for s in &statuses {
-                s.or_into(key, &mut acc);
-            }
-            if block_is_empty(&acc) {
-                continue;
-            }
-            match f.is_remote {
-                Some(true) => self.remote.and_into(key, &mut acc),
-                Some(false) => self.remote.andnot_into(key, &mut acc),
-                None => {}
-            }
-            let mut empty = false;
-            for g in &groups {
-                if let [one] = g.as_slice() {
-                    one.and_into(key, &mut acc);
-                } else {
-                    tmp.fill(0);
-                    for p in g {
-                        p.or_into(key, &mut tmp);
-                    }
-                    block_and(&mut acc, &tmp);
-                }
-                if block_is_empty(&acc) {
-                    empty = true;
-                    break;
-                }
-            }
-            if empty {
-                continue;
-            }
-            overdue.andnot_into(key, &mut acc);
-            if !block_is_empty(&acc) {
+            let mut acc = blocks.get();
+            if self.matches(key, &sets, &mut acc, &mut tmp) {
                 matched.push((key, acc));
+            } else {
+                blocks.put(acc);
             }
         }
 
@@ -642,32 +635,86 @@ impl OrgIndex {
         let mut items = 0i64;
         let mut skip = offset.max(0) as usize;
         let mut want = limit.max(0) as usize;
+        let sticky_counts: Vec<usize> = matched
+            .iter()
+            .map(|(key, acc)| {
+                tmp.copy_from_slice(&acc[..]);
+                self.sticky.and_into(*key, &mut tmp);
+                block_count(&tmp) as usize
+            })
+            .collect();
         for sticky in [true, false] {
-            let part: Vec<(u16, Box<Block>)> = matched
+            let counts: Vec<usize> = matched
                 .iter()
-                .map(|(key, acc)| {
-                    let mut b = acc.clone();
+                .zip(&sticky_counts)
+                .map(|((_, acc), s)| {
                     if sticky {
-                        self.sticky.and_into(*key, &mut b);
+                        *s
                     } else {
-                        self.sticky.andnot_into(*key, &mut b);
+                        block_count(acc) as usize - s
                     }
-                    (*key, b)
                 })
-                .filter(|(_, b)| !block_is_empty(b))
                 .collect();
-            let n: usize = part.iter().map(|(_, b)| block_count(b) as usize).sum();
+            let n: usize = counts.iter().sum();
             items += n as i64;
             if want > 0 && skip < n {
-                let page = self.page(&part, skip, want);
+                let page = self.page(&matched, &counts, sticky, skip, want, &mut tmp);
                 want -= page.len();
                 ids.extend(page.into_iter().map(|o| self.key_of(o).1));
             }
             skip = skip.saturating_sub(n);
         }
+        blocks.put(tmp);
+        for (_, b) in matched {
+            blocks.put(b);
+        }
+        blocks.give_back();
         Found {
             ids,
             total: Total { items },
+        }
+    }
+
+    /// Computes into `acc` the members of chunk `key` of a list; false when there are
+    /// none.
+    fn matches(&self, key: u16, sets: &Sets<'_>, acc: &mut Block, tmp: &mut Block) -> bool {
+        acc.fill(0);
+        for s in &sets.statuses {
+            s.or_into(key, acc);
+        }
+        if block_is_empty(acc) {
+            return false;
+        }
+        match sets.remote {
+            Some(true) => self.remote.and_into(key, acc),
+            Some(false) => self.remote.andnot_into(key, acc),
+            None => {}
+        }
+        for g in &sets.groups {
+            if let [one] = g.as_slice() {
+                one.and_into(key, acc);
+            } else {
+                tmp.fill(0);
+                for p in g {
+                    p.or_into(key, tmp);
+                }
+                block_and(acc, tmp);
+            }
+            if block_is_empty(acc) {
+                return false;
+            }
+        }
+        sets.overdue.andnot_into(key, acc);
+        !block_is_empty(acc)
+    }
+
+    /// One part of a list's matches (its sticky or its other jobs) in chunk `key`.
+    fn part_of(&self, key: u16, acc: &Block, sticky: bool, out: &mut Block) {
+        out.copy_from_slice(&acc[..]);
+        if sticky {
+            self.sticky.and_into(key, out);
+        } else {
+            self.sticky.andnot_into(key, out);
         }
     }
 
@@ -679,26 +726,35 @@ impl OrgIndex {
         }
     }
 
-    /// Ordinals `[skip, skip + want)` of a part of a list in list order (newest first).
-    fn page(&self, part: &[(u16, Box<Block>)], skip: usize, want: usize) -> Vec<u32> {
+    /// Ordinals `[skip, skip + want)` of a part of a list (its sticky jobs or the others)
+    /// in list order (newest first); `counts` has the part's members per matched chunk.
+    fn page(
+        &self,
+        matched: &[(u16, Box<Block>)],
+        counts: &[usize],
+        sticky: bool,
+        skip: usize,
+        want: usize,
+        part: &mut Block,
+    ) -> Vec<u32> {
         let ordinal = |key: u16, low: u16| (u32::from(key) << 16) | u32::from(low);
-        let any_misplaced = !self.misplaced.is_empty()
-            && part.iter().any(|(key, b)| {
-                let mut m = b.clone();
-                self.misplaced.and_into(*key, &mut m);
-                !block_is_empty(&m)
+        let misplaced = !self.misplaced.is_empty()
+            && matched.iter().any(|(key, acc)| {
+                self.part_of(*key, acc, sticky, part);
+                self.misplaced.and_into(*key, part);
+                !block_is_empty(part)
             });
-        if self.displacement == 0 && !any_misplaced {
+        if self.displacement == 0 && !misplaced {
             // Ordinals are in list order: skip whole chunks by their counts.
             let mut skip = skip;
             let mut out = Vec::with_capacity(want);
-            for (key, b) in part.iter().rev() {
-                let c = block_count(b) as usize;
+            for ((key, acc), &c) in matched.iter().zip(counts).rev() {
                 if skip >= c {
                     skip -= c;
                     continue;
                 }
-                for low in block_iter_desc(b) {
+                self.part_of(*key, acc, sticky, part);
+                for low in block_iter_desc(part) {
                     if skip > 0 {
                         skip -= 1;
                         continue;
@@ -717,10 +773,10 @@ impl OrgIndex {
         let need = skip + want;
         let mut taken: Vec<u32> = Vec::new();
         let mut floor: Option<i64> = None;
-        'chunks: for (key, b) in part.iter().rev() {
-            let mut b = b.clone();
-            self.misplaced.andnot_into(*key, &mut b);
-            for low in block_iter_desc(&b) {
+        'chunks: for (key, acc) in matched.iter().rev() {
+            self.part_of(*key, acc, sticky, part);
+            self.misplaced.andnot_into(*key, part);
+            for low in block_iter_desc(part) {
                 let o = ordinal(*key, low);
                 if floor.is_some_and(|f| i64::from(o) <= f) {
                     break 'chunks;
@@ -731,15 +787,49 @@ impl OrgIndex {
                 }
             }
         }
-        if any_misplaced {
-            for (key, b) in part {
-                let mut m = b.clone();
-                self.misplaced.and_into(*key, &mut m);
-                taken.extend(block_iter_desc(&m).map(|low| ordinal(*key, low)));
+        if misplaced {
+            for (key, acc) in matched {
+                self.part_of(*key, acc, sticky, part);
+                self.misplaced.and_into(*key, part);
+                taken.extend(block_iter_desc(part).map(|low| ordinal(*key, low)));
             }
         }
         taken.sort_unstable_by_key(|o| std::cmp::Reverse(self.key_of(*o)));
         taken.into_iter().skip(skip).take(want).collect()
+    }
+}
+
+/// What a job must be in to be listed: one of the statuses, the remoteness asked for,
+/// one set of each group (filters, words), and not overdue.
+struct Sets<'a> {
+    statuses: Vec<&'a Postings>,
+    remote: Option<bool>,
+    groups: Vec<Vec<&'a Postings>>,
+    overdue: Postings,
+}
+
+/// Bitsets of chunks, kept per thread between lists (a list at a million jobs needs up
+/// to 18 of 8 KiB; allocating them for every list made memory grow under load).
+struct Blocks(Vec<Box<Block>>);
+
+thread_local! {
+    static BLOCKS: std::cell::RefCell<Vec<Box<Block>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Blocks {
+    fn take() -> Blocks {
+        Blocks(BLOCKS.with(|b| std::mem::take(&mut *b.borrow_mut())))
+    }
+    fn get(&mut self) -> Box<Block> {
+        self.0.pop().unwrap_or_else(|| Box::new([0; 1024]))
+    }
+    fn put(&mut self, b: Box<Block>) {
+        self.0.push(b);
+    }
+    /// Keeps at most 32 for the thread's next list.
+    fn give_back(mut self) {
+        self.0.truncate(32);
+        BLOCKS.with(|b| *b.borrow_mut() = std::mem::take(&mut self.0));
     }
 }
 

@@ -372,6 +372,9 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
         Doc::COLUMNS
     );
     let mut index = OrgIndex::new();
+    // Room for the jobs counted now and a few written while the build reads.
+    let expected = count_jobs(db, org_id).await?.max(0) as usize;
+    index.reserve(expected + expected / 64);
     let mut terms = HashMap::new();
     let mut words = Vec::new();
     let mut ok = true;

@@ -12,22 +12,23 @@
 //!   of the documents has gaps of about 33, one byte per member: half of a `u16` array.
 //!   Appending above the maximum (how the index is built, and how it grows) adds one
 //!   varint.
-//! - A chunk whose varints would pass 8 KiB becomes a bitset of 65,536 bits (8 KiB),
-//!   which is smaller from there on and answers in word operations; it goes back to
-//!   varints only once its count falls below 2,048, so a chunk near the line does not
-//!   flip at every change.
+//! - A chunk whose varints would pass 4 KiB (a word on more than about one job in
+//!   sixteen) becomes a bitset of 65,536 bits (8 KiB): at most twice the bytes, and
+//!   combined with other sets a word at a time instead of a member at a time, which is
+//!   what makes common words cheap to search; it goes back to varints only once its count
+//!   falls below 1,024, so a chunk near the line does not flip at every change.
 
 use std::{fmt, mem, slice};
 
 /// The bitset of one chunk: bit `low` is bit `low % 64` of word `low / 64`.
 pub type Block = [u64; 1024];
 
-/// Past this many bytes of varints, a chunk is a bitset (which takes as many).
-const SPARSE_MAX: usize = 8192;
+/// Past this many bytes of varints, a chunk is a bitset (which takes twice as many).
+const SPARSE_MAX: usize = 4096;
 
 /// Below this many members, a bitset chunk goes back to varints (at most three bytes
 /// each, so always within [`SPARSE_MAX`]).
-const DENSE_MIN: u32 = 2048;
+const DENSE_MIN: u32 = 1024;
 
 /// A set of `u32` ordinals, stored as chunks of 65,536 (see the module documentation).
 #[derive(Clone, Default)]
@@ -794,7 +795,7 @@ mod tests {
         assert!(dense_at.is_some());
         assert_eq!(dense_chunks(&p), 1);
         check(&p, &want, &mut rng);
-        // Random removes: dense down to 2,048, then sparse again, and empty.
+        // Random removes: dense down to DENSE_MIN, then sparse again, and empty.
         let mut members: Vec<u32> = want.iter().copied().collect();
         while let Some(o) = members.pop() {
             let i = rng.below(members.len() as u32 + 1) as usize;
@@ -816,7 +817,7 @@ mod tests {
             }
         }
         check(&p, &want, &mut rng);
-        // Between 2,048 and the varint limit, removes keep it dense and inserts sparse:
+        // Between DENSE_MIN and the varint limit, removes keep it dense and inserts sparse:
         // no flipping at the line.
         let (mut p, mut want) = build(&mut rng, base, base + 65_536, 50_000);
         assert_eq!(dense_chunks(&p), 0);

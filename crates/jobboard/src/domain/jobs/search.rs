@@ -255,8 +255,11 @@ async fn rows_by_id(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<JobListI
         return Ok(Vec::new());
     }
     let marks: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
+    // `+org_id`: the organization is checked on each row found by id, never used to
+    // choose an index (SQLite would otherwise walk the organization's jobs for three ids
+    // or more: 0.6 s at a million jobs).
     let sql = format!(
-        "SELECT {LIST_COLUMNS} FROM jobs WHERE org_id = $1 AND id IN ({})",
+        "SELECT {LIST_COLUMNS} FROM jobs WHERE +org_id = $1 AND id IN ({})",
         marks.join(", ")
     );
     let mut rows: Vec<JobListItem> = dispatch!(db.reader(), p => {
