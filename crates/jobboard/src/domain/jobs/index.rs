@@ -17,7 +17,10 @@
 //! *misplaced*: kept in a small set that pages take into account one by one. When that
 //! set or the forgotten ordinals grow large, the owner builds the index again.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap},
+    sync::{Arc, Mutex},
+};
 
 use uuid::Uuid;
 
@@ -33,6 +36,10 @@ pub(crate) type Key = (i64, Uuid);
 /// How many of the newest ordinals a late job may land behind and still count as in
 /// place; beyond that it is misplaced.
 const WINDOW: usize = 4096;
+
+/// A search word that begins at least this many words is answered from the union of
+/// their sets, made once and kept (see [`OrgIndex::prefix_union`]).
+const PREFIX_TERMS: usize = 8;
 
 /// A job as the index reads it from the database.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -175,6 +182,16 @@ pub(crate) struct OrgIndex {
     settled_max: Option<Key>,
     live: usize,
     forgotten: usize,
+    /// Unions of the words that begin with a prefix that begins many, by prefix.
+    prefixes: Mutex<Prefixes>,
+}
+
+/// Unions of prefixes' words, with their last use and their bytes in all.
+#[derive(Debug, Default)]
+struct Prefixes {
+    entries: HashMap<Box<str>, (Arc<Postings>, u64)>,
+    bytes: usize,
+    tick: u64,
 }
 
 impl OrgIndex {
@@ -296,6 +313,7 @@ impl OrgIndex {
         words.sort_unstable();
         words.dedup();
         for w in words {
+            self.add_to_prefixes(&w, o);
             let t = match self.terms.get(w.as_str()) {
                 Some(&t) => t,
                 None => {
@@ -306,6 +324,22 @@ impl OrgIndex {
                 }
             };
             self.postings[t as usize].insert(o);
+        }
+    }
+
+    /// Adds ordinal `o`, which has word `w`, to the kept unions of the prefixes of `w`.
+    fn add_to_prefixes(&mut self, w: &str, o: u32) {
+        let cache = self.prefixes.get_mut().unwrap_or_else(|e| e.into_inner());
+        if cache.entries.is_empty() {
+            return;
+        }
+        for (end, _) in w.char_indices().skip(1).chain([(w.len(), ' ')]) {
+            if let Some((u, _)) = cache.entries.get_mut(&w[..end]) {
+                let before = u.heap_bytes();
+                let u = Arc::make_mut(u);
+                u.insert(o);
+                cache.bytes = cache.bytes + u.heap_bytes() - before;
+            }
         }
     }
 
@@ -492,6 +526,11 @@ impl OrgIndex {
     /// Bytes this index holds on the heap (approximately: the sets exactly, the maps by
     /// their entries).
     pub fn heap_bytes(&self) -> usize {
+        let prefixes = self
+            .prefixes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .bytes;
         let sets: usize = self
             .postings
             .iter()
@@ -515,7 +554,8 @@ impl OrgIndex {
                 .map(|(l, _)| 2 * l.len() + 64)
                 .sum::<usize>()
             + self.categories.len() * 64;
-        sets + words
+        sets + prefixes
+            + words
             + per_ordinal
             + maps
             + self.postings.capacity() * std::mem::size_of::<Postings>()
@@ -574,17 +614,13 @@ impl OrgIndex {
                     .collect(),
             );
         }
-        for w in words {
-            let expansions: Vec<&Postings> = self
-                .terms
-                .range::<str, _>((
-                    std::ops::Bound::Included(w.as_str()),
-                    std::ops::Bound::Unbounded,
-                ))
-                .take_while(|(t, _)| t.starts_with(w.as_str()))
-                .map(|(_, &t)| &self.postings[t as usize])
-                .collect();
-            groups.push(expansions);
+        let unions: Vec<Option<Arc<Postings>>> =
+            words.iter().map(|w| self.prefix_union(w)).collect();
+        for (w, union) in words.iter().zip(&unions) {
+            match union {
+                Some(u) => groups.push(vec![&**u]),
+                None => groups.push(self.expansions(w).collect()),
+            }
         }
         if groups.iter().any(Vec::is_empty) {
             return nothing;
@@ -716,6 +752,75 @@ impl OrgIndex {
         } else {
             self.sticky.andnot_into(key, out);
         }
+    }
+
+    /// The sets of the words `w` begins.
+    fn expansions<'a>(&'a self, w: &'a str) -> impl Iterator<Item = &'a Postings> + 'a {
+        self.terms
+            .range::<str, _>((std::ops::Bound::Included(w), std::ops::Bound::Unbounded))
+            .take_while(move |(t, _)| t.starts_with(w))
+            .map(|(_, &t)| &self.postings[t as usize])
+    }
+
+    /// The union of the sets of the words `w` begins, when they are many (kept for the
+    /// next lists, within [`OrgIndex::prefix_bytes`]); `None` for a few, which a list
+    /// combines itself.
+    fn prefix_union(&self, w: &str) -> Option<Arc<Postings>> {
+        // Fewer words than that: `None`.
+        self.expansions(w).nth(PREFIX_TERMS - 1)?;
+        let mut cache = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+        cache.tick += 1;
+        let tick = cache.tick;
+        if let Some((u, used)) = cache.entries.get_mut(w) {
+            *used = tick;
+            return Some(u.clone());
+        }
+        drop(cache);
+        let sets: Vec<&Postings> = self.expansions(w).collect();
+        let mut union = Postings::new();
+        let mut b: Box<Block> = Box::new([0; 1024]);
+        let top = (self.keys.len() as u64).saturating_sub(1) >> 16;
+        for key in 0..=top as u16 {
+            b.fill(0);
+            for p in &sets {
+                p.or_into(key, &mut b);
+            }
+            for (i, word) in b.iter().enumerate() {
+                let mut bits = *word;
+                while bits != 0 {
+                    let low = i as u32 * 64 + bits.trailing_zeros();
+                    union.insert((u32::from(key) << 16) | low);
+                    bits &= bits - 1;
+                }
+            }
+        }
+        union.shrink();
+        let union = Arc::new(union);
+        let limit = self.prefix_bytes();
+        let mut cache = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((old, _)) = cache.entries.insert(w.into(), (union.clone(), tick)) {
+            cache.bytes -= old.heap_bytes();
+        }
+        cache.bytes += union.heap_bytes();
+        while cache.bytes > limit && cache.entries.len() > 1 {
+            let Some(oldest) = cache
+                .entries
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some((u, _)) = cache.entries.remove(&oldest) {
+                cache.bytes -= u.heap_bytes();
+            }
+        }
+        Some(union)
+    }
+
+    /// Bytes the unions of prefixes may take: about 16 a job.
+    fn prefix_bytes(&self) -> usize {
+        (self.keys.len() * 16).max(1 << 20)
     }
 
     /// The real key of ordinal `o`.
@@ -864,7 +969,9 @@ mod tests {
         }
     }
 
-    const WORDS: [&str; 10] = [
+    /// Words, some prefixes of others, and twelve that begin with `ka` (a prefix of
+    /// many words: its union is kept, and must follow every change).
+    const WORDS: [&str; 22] = [
         "rust",
         "rustacean",
         "python",
@@ -875,6 +982,18 @@ mod tests {
         "nightly",
         "chef",
         "Café",
+        "ka0",
+        "ka1",
+        "ka2",
+        "ka3",
+        "ka4",
+        "ka5",
+        "ka6",
+        "ka7",
+        "ka8",
+        "ka9",
+        "kab",
+        "kac",
     ];
     const PLACES: [&str; 4] = ["Berlin", "Paris", "New York", "Berlingen"];
 
