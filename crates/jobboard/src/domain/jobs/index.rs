@@ -372,19 +372,33 @@ impl OrgIndex {
         self.locs.push(0);
         self.settle();
         self.set_attributes(o, doc)?;
-        words.clear();
+        // The strings of `words` are reused from job to job: no allocation per word.
+        let mut n = 0;
         for text in [&doc.title, &doc.company_name, &doc.description_text] {
-            for_each_word(text, |w| words.push(w.to_string()));
+            for_each_word(text, |w| {
+                match words.get_mut(n) {
+                    Some(s) => {
+                        s.clear();
+                        s.push_str(w);
+                    }
+                    None => words.push(w.to_string()),
+                }
+                n += 1;
+            });
         }
+        let words = &mut words[..n];
         words.sort_unstable();
-        words.dedup();
-        for w in words.drain(..) {
-            let t = match terms.get(w.as_str()) {
+        for i in 0..words.len() {
+            if i > 0 && words[i] == words[i - 1] {
+                continue;
+            }
+            let w = words[i].as_str();
+            let t = match terms.get(w) {
                 Some(&t) => t,
                 None => {
                     let t = self.postings.len() as u32;
                     self.postings.push(Postings::new());
-                    terms.insert(w.into_boxed_str(), t);
+                    terms.insert(w.into(), t);
                     t
                 }
             };
