@@ -131,8 +131,19 @@ fn type_index(s: &str) -> Option<usize> {
     JobType::ALL.iter().position(|x| *x == s)
 }
 
+/// What a build keeps between jobs: the words of the job at hand, the term map, and
+/// each word's ordinals in the chunk being read.
+#[derive(Debug, Default)]
+pub(crate) struct Build {
+    words: Vec<String>,
+    terms: HashMap<Box<str>, u32>,
+    pending: Vec<Vec<u16>>,
+    chunk: Option<u16>,
+}
+
 /// Why an organization's jobs cannot be indexed: more distinct categories or locations
-/// than an ordinal's attributes can name, or more jobs than ordinals.
+/// than an ordinal's attributes can name, more jobs than ordinals, or a build's jobs not
+/// in list order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TooLarge;
 
@@ -343,27 +354,21 @@ impl OrgIndex {
         }
     }
 
-    /// Adds words through a term map the caller keeps (a build: hashing is faster than
-    /// the ordered map for a million jobs).
-    pub fn add_built(
-        &mut self,
-        doc: &Doc,
-        words: &mut Vec<String>,
-        terms: &mut HashMap<Box<str>, u32>,
-    ) -> Result<(), TooLarge> {
+    /// Adds a job during a build (jobs in list order): its words go through the build's
+    /// term map (hashing is faster than the ordered map for a million jobs) and are
+    /// gathered per chunk of ordinals, each word's chunk stored once complete.
+    pub fn add_built(&mut self, doc: &Doc, build: &mut Build) -> Result<(), TooLarge> {
         let n = self.keys.len();
         let o = u32::try_from(n).map_err(|_| TooLarge)?;
         let key = doc.key();
         if self.max_key.is_some_and(|m| key <= m) {
-            // A build reads in list order; anything else goes the general way.
-            return self.add(doc, false);
+            // A build reads in list order (keys are distinct): anything else is refused.
+            return Err(TooLarge);
         }
-        if o > 0 && o % (1 << 16) == 0 {
-            // A chunk of ordinals is complete: give back what its sets kept in reserve,
-            // so a build never holds much more than the finished index.
-            for p in &mut self.postings {
-                p.shrink();
-            }
+        let chunk = (o >> 16) as u16;
+        if build.chunk != Some(chunk) {
+            self.flush(build);
+            build.chunk = Some(chunk);
         }
         self.keys.push(key);
         self.max_key = Some(key);
@@ -373,6 +378,7 @@ impl OrgIndex {
         self.settle();
         self.set_attributes(o, doc)?;
         // The strings of `words` are reused from job to job: no allocation per word.
+        let words = &mut build.words;
         let mut n = 0;
         for text in [&doc.title, &doc.company_name, &doc.description_text] {
             for_each_word(text, |w| {
@@ -393,18 +399,30 @@ impl OrgIndex {
                 continue;
             }
             let w = words[i].as_str();
-            let t = match terms.get(w) {
+            let t = match build.terms.get(w) {
                 Some(&t) => t,
                 None => {
                     let t = self.postings.len() as u32;
                     self.postings.push(Postings::new());
-                    terms.insert(w.into(), t);
+                    build.pending.push(Vec::new());
+                    build.terms.insert(w.into(), t);
                     t
                 }
             };
-            self.postings[t as usize].insert(o);
+            build.pending[t as usize].push(o as u16);
         }
         Ok(())
+    }
+
+    /// Stores the chunk of ordinals the build has gathered.
+    fn flush(&mut self, build: &mut Build) {
+        let Some(chunk) = build.chunk.take() else {
+            return;
+        };
+        for (t, lows) in build.pending.iter_mut().enumerate() {
+            self.postings[t].push_chunk(chunk, lows);
+            lows.clear();
+        }
     }
 
     /// Reserves room for `n` more jobs (a build that knows how many are coming).
@@ -415,10 +433,11 @@ impl OrgIndex {
         self.locs.reserve_exact(n);
     }
 
-    /// Ends a build made with [`OrgIndex::add_built`]: takes its term map, and gives
-    /// back the memory the growing sets kept in reserve.
-    pub fn finish_build(&mut self, terms: HashMap<Box<str>, u32>) {
-        self.terms.extend(terms);
+    /// Ends a build made with [`OrgIndex::add_built`]: stores its last chunk, takes its
+    /// term map, and gives back the memory the growing lists kept in reserve.
+    pub fn finish_build(&mut self, mut build: Build) {
+        self.flush(&mut build);
+        self.terms.extend(build.terms);
         for p in &mut self.postings {
             p.shrink();
         }
@@ -832,9 +851,9 @@ impl OrgIndex {
         Some(union)
     }
 
-    /// Bytes the unions of prefixes may take: about 16 a job.
+    /// Bytes the unions of prefixes may take: about 8 a job.
     fn prefix_bytes(&self) -> usize {
-        (self.keys.len() * 16).max(1 << 20)
+        (self.keys.len() * 8).max(1 << 20)
     }
 
     /// The real key of ordinal `o`.
@@ -958,7 +977,7 @@ mod tests {
 
     use uuid::Uuid;
 
-    use super::{Doc, OrgIndex, for_each_word, query_words};
+    use super::{Build, Doc, OrgIndex, for_each_word, query_words};
     use crate::domain::{
         Ts,
         jobs::model::{JobStatus, JobType, ListFilter},
@@ -1189,6 +1208,21 @@ mod tests {
                 }
                 assert_eq!(index.len(), docs.len(), "seed {seed} round {round}");
                 check(&index, &docs, &mut g, &cats);
+                if round == 2 {
+                    // Built again from the jobs in list order, as a node does; the
+                    // next rounds change the built index.
+                    let mut sorted: Vec<&Doc> = docs.values().collect();
+                    sorted.sort_by_key(|d| d.key());
+                    let mut built = OrgIndex::new();
+                    let mut b = Build::default();
+                    for d in sorted {
+                        built.add_built(d, &mut b).unwrap();
+                    }
+                    built.finish_build(b);
+                    assert_eq!(built.len(), docs.len());
+                    index = built;
+                    check(&index, &docs, &mut g, &cats);
+                }
             }
         }
     }

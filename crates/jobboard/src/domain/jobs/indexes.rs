@@ -28,7 +28,7 @@ use sqlx::Connection;
 use uuid::Uuid;
 
 use super::{
-    index::{Doc, Found, Key, OrgIndex, query_words},
+    index::{Build, Doc, Found, Key, OrgIndex, query_words},
     model::ListFilter,
 };
 use crate::{
@@ -375,8 +375,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
     // Room for the jobs counted now and a few written while the build reads.
     let expected = count_jobs(db, org_id).await?.max(0) as usize;
     index.reserve(expected + expected / 64);
-    let mut terms = HashMap::new();
-    let mut words = Vec::new();
+    let mut b = Build::default();
     let mut ok = true;
     let mark = match db.reader() {
         Pool::Sqlite(pool) => {
@@ -390,7 +389,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
                     .bind(org_id)
                     .fetch(&mut *tx);
                 while let Some(doc) = stream.try_next().await? {
-                    if ok && index.add_built(&doc, &mut words, &mut terms).is_err() {
+                    if ok && index.add_built(&doc, &mut b).is_err() {
                         ok = false;
                     }
                 }
@@ -412,7 +411,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
                     .bind(org_id)
                     .fetch(&mut *tx);
                 while let Some(doc) = stream.try_next().await? {
-                    if ok && index.add_built(&doc, &mut words, &mut terms).is_err() {
+                    if ok && index.add_built(&doc, &mut b).is_err() {
                         ok = false;
                     }
                 }
@@ -427,7 +426,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
     if !ok {
         return Ok(None);
     }
-    index.finish_build(terms);
+    index.finish_build(b);
     Ok(Some((index, mark)))
 }
 
