@@ -179,8 +179,8 @@ pub struct Db {
     page_cache_budget: u64,
 }
 
-/// Default of [`Db::connect_with`]'s page cache budget: 16 MiB over all connections.
-pub const PAGE_CACHE_BUDGET: u64 = 16 << 20;
+/// Default of [`Db::connect_with`]'s page cache budget: 8 MiB over all connections.
+pub const PAGE_CACHE_BUDGET: u64 = 8 << 20;
 
 /// The next [`Db::id`].
 static NEXT_DB_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
