@@ -157,7 +157,7 @@ async fn list_jobs(
             auth.job_list_version,
             || Ts::now().micros(),
             cached::bypass(&headers),
-            || render_list(&app, auth.org_id, lq),
+            || render_list(&app, auth.org_id, auth.job_list_version, lq),
         )
         .await?;
     Ok(cached::respond(
@@ -169,9 +169,14 @@ async fn list_jobs(
 
 /// Renders a page of jobs, valid until the next live job reaches its `expires_at` (and
 /// at most [`MAX_AGE_MICROS`]).
-async fn render_list(app: &AppState, org_id: i64, lq: ListQuery) -> ApiResult<(Rendered, i64)> {
+async fn render_list(
+    app: &AppState,
+    org_id: i64,
+    seen: i64,
+    lq: ListQuery,
+) -> ApiResult<(Rendered, i64)> {
     let now = Ts::now();
-    let page = jobs::list(&app.db, org_id, &lq, now).await?;
+    let page = jobs::list_seen(&app.db, org_id, &lq, now, Some(seen)).await?;
     let total_pages = page.total_pages(lq.per_page);
     let status = lq.statuses();
     let out = JobListOut {

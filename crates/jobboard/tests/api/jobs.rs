@@ -33,6 +33,7 @@ backends!(
     search_ignores_case_and_accents,
     lists_stay_exact_when_the_index_does_not_fit,
     a_job_committed_late_is_listed_in_its_place,
+    a_starting_node_indexes_the_organizations_with_jobs,
     cached_lists_see_every_write,
     a_write_on_another_node_is_seen_at_once,
     a_cached_list_turns_over_when_a_job_expires,
@@ -1468,6 +1469,65 @@ async fn a_job_committed_late_is_listed_in_its_place(b: Backend) {
             ],
             3
         )
+    );
+}
+
+/// A node that starts builds the search index of each organization with jobs before
+/// any list asks for it, and its searches then follow writes made through another node.
+async fn a_starting_node_indexes_the_organizations_with_jobs(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    create_active(&t, "Harbour Pilot", json!({"job_type": "contract"})).await;
+    create_active(&t, "Night Nurse", json!({})).await;
+    let mut config = jobboard::config::Config::with_database(&t.database_url);
+    config.scheduler = false;
+    config.worker = false;
+    let other = jobboard::server::App::start(config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let running = jobboard::server::spawn(other.clone(), listener).unwrap();
+    let base = format!("http://{}", running.addr);
+    let client = t.client.clone();
+    let metrics = || {
+        let req = client.get(format!("{base}/metrics"));
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let text = metrics().await;
+        if gauge(&text, "jobboard_search_indexes") == 1.0 {
+            assert!(gauge(&text, "jobboard_search_index_bytes") > 0.0, "{text}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no index built: {text}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let search = |q: &str| {
+        let req = t
+            .client
+            .get(format!("{base}/api/jobs?{q}"))
+            .header("x-api-key", &t.key)
+            .header("cache-control", "no-cache");
+        async move {
+            let v: Value = req.send().await.unwrap().json().await.unwrap();
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["title"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(search("search=harb").await, ["Harbour Pilot"]);
+    create_active(&t, "Harbour Cook", json!({"job_type": "contract"})).await;
+    assert_eq!(
+        search("search=harb").await,
+        ["Harbour Cook", "Harbour Pilot"]
+    );
+    assert_eq!(
+        search("job_types=contract&search=cook").await,
+        ["Harbour Cook"]
     );
 }
 

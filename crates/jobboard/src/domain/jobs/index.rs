@@ -215,10 +215,12 @@ impl OrgIndex {
         self.live
     }
 
-    /// True when the index should be built again: many misplaced or forgotten ordinals.
+    /// True when the index should be built again: many misplaced ordinals (every page
+    /// that matches them sorts them) or many forgotten ones (their words' sets still
+    /// hold them).
     pub fn worn(&self) -> bool {
-        let limit = 1_000 + self.live / 20;
-        self.misplaced.len() as usize > limit || self.forgotten > limit
+        self.misplaced.len() as usize > 1_000 + self.live / 100
+            || self.forgotten > 1_000 + self.live / 10
     }
 
     /// Adds a job not yet in the index, or brings one in line with `doc`; `words_changed`

@@ -18,7 +18,7 @@ use std::{
     collections::HashMap,
     sync::{
         Arc, Mutex, RwLock,
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -81,6 +81,10 @@ struct Live {
     last_read: Mutex<Instant>,
     bytes: AtomicUsize,
     since_measured: AtomicUsize,
+    /// The organization's job list version read with the last changes applied (-1
+    /// before the first read): a list that saw this version or an older one needs no
+    /// read of changes.
+    version: AtomicI64,
     /// A change brought a value the index cannot name: it is dropped.
     broken: AtomicBool,
 }
@@ -102,6 +106,7 @@ enum Mark {
 /// A change and, when the job still exists, its row (read in the same statement).
 #[derive(Debug, sqlx::FromRow)]
 struct ChangeRow {
+    version: Option<i64>,
     xmin: Option<String>,
     change: Option<i64>,
     xid: Option<String>,
@@ -222,14 +227,16 @@ impl Slot {
 }
 
 /// A page of the list `f` and its exact total from the organization's index, or `None`
-/// when it has none yet (being built, or larger than the budget).
+/// when it has none yet (being built, or larger than the budget). `seen`: the job list
+/// version the request has already read, if any (no changes are read when the index has
+/// applied that version).
 pub(super) async fn find(
     db: &Db,
     org_id: i64,
     f: &ListFilter,
-    limit: i64,
-    offset: i64,
+    (limit, offset): (i64, i64),
     now: Ts,
+    seen: Option<i64>,
 ) -> DbResult<Option<Found>> {
     let indexes = Indexes::of(db);
     if indexes.budget == 0 {
@@ -255,7 +262,7 @@ pub(super) async fn find(
             None => return Ok(None),
         },
     };
-    live.catch_up(db, org_id).await?;
+    live.catch_up(db, org_id, seen).await?;
     if live.broken.load(Ordering::Relaxed) {
         slot.refused.store(true, Ordering::Relaxed);
         *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = None;
@@ -348,9 +355,10 @@ async fn build_into(
         last_read: Mutex::new(Instant::now()),
         bytes: AtomicUsize::new(bytes),
         since_measured: AtomicUsize::new(0),
+        version: AtomicI64::new(-1),
         broken: AtomicBool::new(false),
     });
-    live.catch_up(db, org_id).await?;
+    live.catch_up(db, org_id, None).await?;
     slot.refused.store(false, Ordering::Relaxed);
     *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = Some(live.clone());
     Ok(Some(live))
@@ -431,8 +439,12 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
 }
 
 impl Live {
-    /// Applies every change committed before this call began.
-    async fn catch_up(&self, db: &Db, org_id: i64) -> DbResult<()> {
+    /// Applies every change committed before this call began (or, with `seen`, before
+    /// the organization's job list version was `seen`).
+    async fn catch_up(&self, db: &Db, org_id: i64, seen: Option<i64>) -> DbResult<()> {
+        if seen.is_some_and(|v| self.version.load(Ordering::Acquire) >= v) {
+            return Ok(());
+        }
         // A read that starts after this point covers this call.
         let ticket = self.started.load(Ordering::Acquire) + 1;
         let _one = self.refresh.lock().await;
@@ -444,9 +456,12 @@ impl Live {
         let rows: Vec<ChangeRow> = match (&mark, db.reader()) {
             (Mark::Sqlite(last), Pool::Sqlite(p)) => {
                 let sql = format!(
-                    "SELECT NULL AS xmin, NULL AS xid, {CHANGE_COLUMNS} FROM job_changes c \
+                    "SELECT x.version, NULL AS xmin, NULL AS xid, {CHANGE_COLUMNS} \
+                     FROM (SELECT {} AS version) x \
+                     LEFT JOIN job_changes c ON c.org_id = $1 AND c.id > $2 \
                      LEFT JOIN jobs j ON j.id = c.job_id AND j.org_id = c.org_id \
-                     WHERE c.org_id = $1 AND c.id > $2 ORDER BY c.id"
+                     ORDER BY c.id",
+                    crate::db::job_list_version!("$1")
                 );
                 sqlx::query_as(sqlx::AssertSqlSafe(sql))
                     .bind(org_id)
@@ -456,11 +471,13 @@ impl Live {
             }
             (Mark::Postgres { xmin, .. }, Pool::Postgres(p)) => {
                 let sql = format!(
-                    "SELECT s.xmin, c.xid::text AS xid, {CHANGE_COLUMNS} \
-                     FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin) s \
+                    "SELECT s.version, s.xmin, c.xid::text AS xid, {CHANGE_COLUMNS} \
+                     FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, \
+                     {} AS version) s \
                      LEFT JOIN job_changes c ON c.org_id = $1 AND c.xid >= $2::text::xid8 \
                      LEFT JOIN jobs j ON j.id = c.job_id AND j.org_id = c.org_id \
-                     ORDER BY c.id"
+                     ORDER BY c.id",
+                    crate::db::job_list_version!("$1")
                 );
                 sqlx::query_as(sqlx::AssertSqlSafe(sql))
                     .bind(org_id)
@@ -472,6 +489,9 @@ impl Live {
         };
         let new_mark = self.apply(mark, &rows);
         *self.mark.lock().unwrap_or_else(|e| e.into_inner()) = new_mark;
+        if let Some(v) = rows.first().and_then(|r| r.version) {
+            self.version.fetch_max(v, Ordering::AcqRel);
+        }
         *self.last_read.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         self.finished.store(n, Ordering::Release);
         Ok(())
@@ -552,7 +572,7 @@ pub async fn keep_up(db: &Db) -> DbResult<()> {
             .collect()
     };
     for (org_id, live) in lives {
-        live.catch_up(db, org_id).await?;
+        live.catch_up(db, org_id, None).await?;
     }
     Ok(())
 }

@@ -166,6 +166,19 @@ impl ListPage {
 /// The page `q` selects of the organization's jobs at `now`. A category that is not one
 /// of the organization's is a `categories` error.
 pub async fn list(db: &Db, org_id: i64, q: &ListQuery, now: Ts) -> Result<ListPage> {
+    list_seen(db, org_id, q, now, None).await
+}
+
+/// [`list`] for a caller that has read the organization's job list version (`seen`, as
+/// the API's key check does): a search needs no read of changes when the node's index has
+/// applied that version.
+pub async fn list_seen(
+    db: &Db,
+    org_id: i64,
+    q: &ListQuery,
+    now: Ts,
+    seen: Option<i64>,
+) -> Result<ListPage> {
     if !q.filter.categories.is_empty() {
         let found: Vec<Uuid> =
             owned_ids(db, Owned::Categories, org_id, &q.filter.categories).await?;
@@ -178,7 +191,8 @@ pub async fn list(db: &Db, org_id: i64, q: &ListQuery, now: Ts) -> Result<ListPa
         }
     }
     let offset = (q.page - 1) * q.per_page;
-    let (rows, total) = search::list(db, org_id, &q.filter, q.per_page, offset, now).await?;
+    let (rows, total) =
+        search::list(db, org_id, &q.filter, (q.per_page, offset), now, seen).await?;
     Ok(ListPage { rows, total })
 }
 

@@ -18,7 +18,7 @@ mod store;
 use uuid::Uuid;
 
 pub use board::{LiveJob, Start, count_live, get_many, live_batch};
-pub use list::{JobListQuery, ListPage, ListQuery, list, next_expiry};
+pub use list::{JobListQuery, ListPage, ListQuery, list, list_seen, next_expiry};
 pub use model::*;
 
 use crate::{

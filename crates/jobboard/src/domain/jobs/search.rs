@@ -126,14 +126,16 @@ fn search_query(backend: Backend, words: &[String]) -> String {
     }
 }
 
-/// A page of jobs and the exact number matching.
+/// A page of jobs and the exact number matching. `seen`: the organization's job list
+/// version the caller has read, when it has (the search index then reads no changes
+/// when it has applied that version).
 pub async fn list(
     db: &Db,
     org_id: i64,
     f: &ListFilter,
-    limit: i64,
-    offset: i64,
+    (limit, offset): (i64, i64),
     now: Ts,
+    seen: Option<i64>,
 ) -> DbResult<(Vec<JobListItem>, Total)> {
     let exact = |items| Total { items };
     if f.counted() {
@@ -143,7 +145,7 @@ pub async fn list(
         }
         return Ok((page(db, org_id, f, now, limit, offset).await?, exact(total)));
     }
-    if let Some(found) = indexes::find(db, org_id, f, limit, offset, now).await? {
+    if let Some(found) = indexes::find(db, org_id, f, (limit, offset), now, seen).await? {
         let rows = rows_by_id(db, org_id, &found.ids).await?;
         return Ok((rows, found.total));
     }
