@@ -820,16 +820,8 @@ impl OrgIndex {
             for p in &sets {
                 p.or_into(key, &mut b);
             }
-            for (i, word) in b.iter().enumerate() {
-                let mut bits = *word;
-                while bits != 0 {
-                    let low = i as u32 * 64 + bits.trailing_zeros();
-                    union.insert((u32::from(key) << 16) | low);
-                    bits &= bits - 1;
-                }
-            }
+            union.push_block(key, &b);
         }
-        union.shrink();
         let union = Arc::new(union);
         let limit = self.prefix_bytes();
         let mut cache = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());

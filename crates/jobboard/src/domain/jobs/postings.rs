@@ -126,6 +126,41 @@ impl Postings {
         });
     }
 
+    /// Adds a whole chunk given as a bitset, under `key`, which must be above every
+    /// member's (otherwise its members are inserted one by one): as a bitset when its
+    /// varints would pass the limit, else as varints, in exactly the bytes needed.
+    pub(crate) fn push_block(&mut self, key: u16, block: &Block) {
+        let len = block_count(block);
+        if len == 0 {
+            return;
+        }
+        if len >= DENSE_MIN && self.chunks.last().is_none_or(|c| c.key < key) {
+            let max = block_iter_desc(block).next().unwrap_or(0);
+            let lows = block_iter_desc(block);
+            let mut size = 0;
+            let mut next: Option<u16> = None;
+            for low in lows {
+                if let Some(n) = next {
+                    size += varint(u32::from(n) - u32::from(low) - 1).1;
+                }
+                next = Some(low);
+            }
+            size += varint(u32::from(next.unwrap_or(0))).1;
+            if size > SPARSE_MAX {
+                self.chunks.push(Chunk {
+                    key,
+                    max,
+                    len,
+                    data: Data::Dense(Box::new(*block)),
+                });
+                return;
+            }
+        }
+        let mut lows: Vec<u16> = block_iter_desc(block).collect();
+        lows.reverse();
+        self.push_chunk(key, &lows);
+    }
+
     /// Takes `o` out; true when it was a member.
     pub(crate) fn remove(&mut self, o: u32) -> bool {
         let (key, low) = split(o);
@@ -908,6 +943,7 @@ mod tests {
         let mut rng = Lcg(11);
         for per_mille in [1, 30, 60, 70, 200, 900] {
             let mut whole = Postings::new();
+            let mut blocks = Postings::new();
             let mut one_by_one = Postings::new();
             let mut want = BTreeSet::new();
             for key in [0u16, 1, 7] {
@@ -915,12 +951,19 @@ mod tests {
                     .filter(|_| rng.chance(per_mille * 1_000))
                     .collect();
                 whole.push_chunk(key, &lows);
+                let mut b: Box<Block> = Box::new([0; 1024]);
+                for &low in &lows {
+                    b[usize::from(low) / 64] |= 1 << (low % 64);
+                }
+                blocks.push_block(key, &b);
                 for &low in &lows {
                     one_by_one.insert(join(key, low));
                     want.insert(join(key, low));
                 }
             }
             check(&whole, &want, &mut rng);
+            check(&blocks, &want, &mut rng);
+            assert_eq!(whole.heap_bytes(), blocks.heap_bytes(), "{per_mille}");
             assert_eq!(
                 whole.iter().collect::<Vec<_>>(),
                 one_by_one.iter().collect::<Vec<_>>()
