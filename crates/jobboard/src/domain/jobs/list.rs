@@ -57,8 +57,9 @@ impl QueryKind for StatusChoice {
 query! {
     /// Query of `GET /jobs` (and of the board's `/`).
     pub struct JobListQuery {
-        /// Words matched, case-insensitively and each as a word prefix, against the title,
-        /// the description's text and the company name; every word must match.
+        /// Words matched, case-insensitively, accent-insensitively for Latin letters and
+        /// each as a word prefix, against the title, the description's text and the
+        /// company name; every word must match.
         pub search: QText<200> = optional,
         /// Job types (any of).
         pub job_types: QEnum<JobType> = list(6),
