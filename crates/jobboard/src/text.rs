@@ -44,7 +44,7 @@ fn fold(c: char) -> &'static str {
 
 /// Letters of the Latin script beyond ASCII (Latin-1 Supplement to Latin Extended-B,
 /// and Latin Extended Additional).
-fn is_latin(c: char) -> bool {
+pub(crate) fn is_latin(c: char) -> bool {
     matches!(c as u32, 0xC0..=0x24F | 0x1E00..=0x1EFF) && c.is_alphabetic()
 }
 

@@ -77,7 +77,7 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
         if c.is_alphanumeric() {
             if c.is_ascii() {
                 word.push(c.to_ascii_lowercase());
-            } else if is_latin_letter(c) {
+            } else if crate::text::is_latin(c) {
                 match deunicode::deunicode_char(c) {
                     Some(s) => word.extend(
                         s.chars()
@@ -97,12 +97,6 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     if !word.is_empty() {
         f(&word);
     }
-}
-
-/// Letters of the Latin script beyond ASCII (Latin-1 Supplement to Latin Extended-B, and
-/// Latin Extended Additional).
-fn is_latin_letter(c: char) -> bool {
-    matches!(c as u32, 0xC0..=0x24F | 0x1E00..=0x1EFF) && c.is_alphabetic()
 }
 
 /// The words of a search, in the index's form.

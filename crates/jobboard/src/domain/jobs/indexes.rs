@@ -385,6 +385,19 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
     index.reserve(expected + expected / 64);
     let mut b = Build::default();
     let mut ok = true;
+    // The rows, read through either backend's transaction into the index.
+    macro_rules! read_rows {
+        ($tx:ident) => {{
+            let mut stream = sqlx::query_as::<_, Doc>(sqlx::AssertSqlSafe(rows))
+                .bind(org_id)
+                .fetch(&mut *$tx);
+            while let Some(doc) = stream.try_next().await? {
+                if ok && index.add_built(&doc, &mut b).is_err() {
+                    ok = false;
+                }
+            }
+        }};
+    }
     let mark = match db.reader() {
         Pool::Sqlite(pool) => {
             let mut conn = pool.acquire().await?;
@@ -392,16 +405,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
             let last: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM job_changes")
                 .fetch_one(&mut *tx)
                 .await?;
-            {
-                let mut stream = sqlx::query_as::<_, Doc>(sqlx::AssertSqlSafe(rows))
-                    .bind(org_id)
-                    .fetch(&mut *tx);
-                while let Some(doc) = stream.try_next().await? {
-                    if ok && index.add_built(&doc, &mut b).is_err() {
-                        ok = false;
-                    }
-                }
-            }
+            read_rows!(tx);
             tx.commit().await?;
             Mark::Sqlite(last)
         }
@@ -414,16 +418,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
                 sqlx::query_scalar("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
                     .fetch_one(&mut *tx)
                     .await?;
-            {
-                let mut stream = sqlx::query_as::<_, Doc>(sqlx::AssertSqlSafe(rows))
-                    .bind(org_id)
-                    .fetch(&mut *tx);
-                while let Some(doc) = stream.try_next().await? {
-                    if ok && index.add_built(&doc, &mut b).is_err() {
-                        ok = false;
-                    }
-                }
-            }
+            read_rows!(tx);
             tx.commit().await?;
             Mark::Postgres {
                 xmin: xmin.parse().unwrap_or(0),
