@@ -99,6 +99,27 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// The words of a job (title, company name, description) into `words`, sorted (a word
+/// may repeat): returns how many. The strings of `words` are reused from call to call,
+/// so a build allocates nothing per word.
+fn doc_words(doc: &Doc, words: &mut Vec<String>) -> usize {
+    let mut n = 0;
+    for text in [&doc.title, &doc.company_name, &doc.description_text] {
+        for_each_word(text, |w| {
+            match words.get_mut(n) {
+                Some(s) => {
+                    s.clear();
+                    s.push_str(w);
+                }
+                None => words.push(w.to_string()),
+            }
+            n += 1;
+        });
+    }
+    words[..n].sort_unstable();
+    n
+}
+
 /// The words of a search, in the index's form.
 pub(crate) fn query_words(words: &[String]) -> Vec<String> {
     let mut out = Vec::new();
@@ -292,13 +313,18 @@ impl OrgIndex {
             self.misplaced_ids.insert(doc.id, o);
             self.misplaced_keys.insert(o, key);
         }
+        self.attach(o, doc)?;
+        self.index_words(o, doc);
+        Ok(())
+    }
+
+    /// Gives ordinal `o`, whose key was just pushed, its attributes from `doc`.
+    fn attach(&mut self, o: u32, doc: &Doc) -> Result<(), TooLarge> {
         self.attrs.push(0);
         self.cats.push(0);
         self.locs.push(0);
         self.settle();
-        self.set_attributes(o, doc)?;
-        self.index_words(o, doc);
-        Ok(())
+        self.set_attributes(o, doc)
     }
 
     /// Moves `settled` up to the window's start, folding the keys it passes into
@@ -313,13 +339,14 @@ impl OrgIndex {
     }
 
     fn index_words(&mut self, o: u32, doc: &Doc) {
-        let mut words: Vec<String> = Vec::with_capacity(64);
-        for text in [&doc.title, &doc.company_name, &doc.description_text] {
-            for_each_word(text, |w| words.push(w.to_string()));
-        }
-        words.sort_unstable();
-        words.dedup();
-        for w in words {
+        let mut buf = Vec::new();
+        let n = doc_words(doc, &mut buf);
+        let words = &buf[..n];
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 && *w == words[i - 1] {
+                continue;
+            }
+            let w = w.clone();
             self.add_to_prefixes(&w, o);
             let t = match self.terms.get(w.as_str()) {
                 Some(&t) => t,
@@ -368,28 +395,9 @@ impl OrgIndex {
         }
         self.keys.push(key);
         self.max_key = Some(key);
-        self.attrs.push(0);
-        self.cats.push(0);
-        self.locs.push(0);
-        self.settle();
-        self.set_attributes(o, doc)?;
-        // The strings of `words` are reused from job to job: no allocation per word.
-        let words = &mut build.words;
-        let mut n = 0;
-        for text in [&doc.title, &doc.company_name, &doc.description_text] {
-            for_each_word(text, |w| {
-                match words.get_mut(n) {
-                    Some(s) => {
-                        s.clear();
-                        s.push_str(w);
-                    }
-                    None => words.push(w.to_string()),
-                }
-                n += 1;
-            });
-        }
-        let words = &mut words[..n];
-        words.sort_unstable();
+        self.attach(o, doc)?;
+        let n = doc_words(doc, &mut build.words);
+        let words = &build.words[..n];
         for i in 0..words.len() {
             if i > 0 && words[i] == words[i - 1] {
                 continue;
