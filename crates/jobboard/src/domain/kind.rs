@@ -58,9 +58,33 @@ fn string_schema(min: usize, max: usize) -> ObjectBuilder {
 /// The pattern of text without NUL characters (PostgreSQL cannot store them).
 pub const NO_NUL: &str = "^[^\\u0000]*$";
 
-/// The pattern of text that is not blank: some character other than NUL and the ASCII
-/// white space [`trim_blank`] removes.
-pub const NOT_BLANK: &str = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\f\\r ][^\\u0000]*$";
+/// The pattern of one line: surrounding blanks (trimmed away), and between them no
+/// control character (C0, DEL, C1) and no line or paragraph separator. See
+/// [`check_one_line`].
+pub const ONE_LINE: &str = "^[\\t\\n\\u000b\\f\\r ]*[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[\\t\\n\\u000b\\f\\r ]*$";
+
+/// The pattern of one line that is not blank: [`ONE_LINE`] with a character other than a
+/// space between the surrounding blanks.
+pub const ONE_LINE_NOT_BLANK: &str = "^[\\t\\n\\u000b\\f\\r ]*[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029 ]([^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029 ])?[\\t\\n\\u000b\\f\\r ]*$";
+
+/// True for the characters a single-line field refuses: control characters (which
+/// include CR, LF and tab) and Unicode's line and paragraph separators.
+pub fn breaks_line(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// Checks that trimmed text is one line: names, titles, companies, locations end up in
+/// mail subjects, page titles and CSV cells, where a line break is a new header, a
+/// broken layout or a new row.
+pub fn check_one_line(s: &str) -> Check<()> {
+    if s.chars().any(breaks_line) {
+        return Err((
+            "invalid_format",
+            "Must be one line: no line breaks, tabs or other control characters.".into(),
+        ));
+    }
+    Ok(())
+}
 
 /// Blank text is made of these: ASCII white space (the same set on every side of the
 /// API, and as the document's patterns say).
@@ -104,37 +128,42 @@ impl<const MIN: usize, const MAX: usize> Kind for Text<MIN, MAX> {
     }
 }
 
-/// Text of `MIN..=MAX` characters (at least one), stored without surrounding white space;
-/// a blank value is refused.
+/// One line of `MIN..=MAX` characters (at least one), stored without surrounding white
+/// space; a blank value, or a line break or other control character inside, is refused.
 pub struct Trimmed<const MIN: usize, const MAX: usize>;
 
 impl<const MIN: usize, const MAX: usize> Kind for Trimmed<MIN, MAX> {
     type Value = String;
     fn parse(v: &Value) -> Check<String> {
         let s = check_string(v, MIN, MAX)?;
-        if trim_blank(&s).is_empty() {
+        let t = trim_blank(&s);
+        if t.is_empty() {
             return Err(("too_short", "Must not be blank.".into()));
         }
-        Ok(trim_blank(&s).to_string())
+        check_one_line(t)?;
+        Ok(t.to_string())
     }
     fn schema() -> RefOr<Schema> {
         string_schema(MIN.max(1), MAX)
-            .pattern(Some(NOT_BLANK))
+            .pattern(Some(ONE_LINE_NOT_BLANK))
             .into()
     }
 }
 
 /// An optional line of at most `MAX` characters, stored trimmed; a blank one counts as
-/// not set.
+/// not set, and a line break or other control character inside is refused.
 pub struct Line<const MAX: usize>;
 
 impl<const MAX: usize> Kind for Line<MAX> {
     type Value = String;
     fn parse(v: &Value) -> Check<String> {
-        Ok(trim_blank(&check_string(v, 0, MAX)?).to_string())
+        let s = check_string(v, 0, MAX)?;
+        let t = trim_blank(&s);
+        check_one_line(t)?;
+        Ok(t.to_string())
     }
     fn schema() -> RefOr<Schema> {
-        string_schema(0, MAX).pattern(Some(NO_NUL)).into()
+        string_schema(0, MAX).pattern(Some(ONE_LINE)).into()
     }
     fn is_blank(v: &String) -> bool {
         v.is_empty()
@@ -571,5 +600,40 @@ mod tests {
         assert!(Line::<10>::is_blank(
             &Line::<10>::parse(&json!("  ")).unwrap()
         ));
+    }
+
+    #[test]
+    fn single_line_kinds_refuse_line_breaks_and_control_characters() {
+        for bad in [
+            "Rust engineer\nsecond line",
+            "a\rb",
+            "a\tb",
+            "a\u{7f}b",
+            "a\u{85}b",
+            "a\u{2028}b",
+            "a\u{2029}b",
+            "a\u{1b}[31mb",
+        ] {
+            assert_eq!(
+                Trimmed::<1, 100>::parse(&json!(bad)).unwrap_err().0,
+                "invalid_format",
+                "{bad:?}"
+            );
+            assert_eq!(
+                Line::<100>::parse(&json!(bad)).unwrap_err().0,
+                "invalid_format",
+                "{bad:?}"
+            );
+        }
+        // Surrounding blanks are trimmed, as before; what is kept is one line.
+        assert_eq!(
+            Trimmed::<1, 100>::parse(&json!("\t Rust engineer \r\n")).unwrap(),
+            "Rust engineer"
+        );
+        assert_eq!(Line::<100>::parse(&json!(" Berlin\n")).unwrap(), "Berlin");
+        assert_eq!(
+            Trimmed::<1, 100>::parse(&json!("Café — Zürich")).unwrap(),
+            "Café — Zürich"
+        );
     }
 }

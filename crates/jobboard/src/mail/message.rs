@@ -60,7 +60,7 @@ impl Message {
         Message {
             kind: kind.into(),
             to: to.into(),
-            subject: subject.into(),
+            subject: one_line(&subject.into()),
             text: text.into(),
             html: None,
             headers: Vec::new(),
@@ -144,6 +144,18 @@ impl Message {
         }
         Ok(())
     }
+}
+
+/// `s` as one line: each run of line breaks and other control characters becomes one
+/// space. Subjects are made from stored text (a job title, an applicant's name, a board's
+/// name); text stored before single-line fields refused line breaks must still make a
+/// mail, not a refused one.
+pub fn one_line(s: &str) -> String {
+    s.split(|c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn has_control(s: &str) -> bool {
@@ -237,5 +249,23 @@ mod tests {
         for m in bad {
             assert!(m.validate().is_err(), "{m:?}");
         }
+    }
+
+    #[test]
+    fn subjects_from_stored_text_are_made_one_line() {
+        assert_eq!(
+            one_line("New job: Rust engineer\r\nsecond line"),
+            "New job: Rust engineer second line"
+        );
+        assert_eq!(one_line("a \n b"), "a b");
+        assert_eq!(one_line("\u{2028}a\u{85}\u{85}b\t"), "a b");
+        let m = Message::new(
+            "job_alert",
+            "ada@example.com",
+            "Title\nBcc: victim@example.com",
+            "x",
+        );
+        assert_eq!(m.subject, "Title Bcc: victim@example.com");
+        assert!(m.validate().is_ok());
     }
 }

@@ -15,7 +15,7 @@ use crate::{
     db::Db,
     domain::{
         Error, Input, Result, Ts,
-        kind::{Check, Flag, Int, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
+        kind::{self, Check, Flag, Int, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
     },
     request,
 };
@@ -150,6 +150,9 @@ pub async fn create_with(db: &Db, name: &str, domain: Option<&str>) -> Result<Or
             "invalid_value",
             "Must be 1 to 200 characters.",
         ));
+    }
+    if let Err((code, message)) = kind::check_one_line(name) {
+        return Err(Error::field("name", code, message));
     }
     let domain = domain.map(|d| d.trim().to_ascii_lowercase());
     if let Some(d) = &domain
