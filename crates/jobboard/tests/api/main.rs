@@ -31,6 +31,7 @@ mod members_cancel;
 mod members_read;
 mod plans;
 mod search_equivalence;
+mod single_line;
 mod site_analytics;
 mod smtp_sink;
 mod standard_webhooks;

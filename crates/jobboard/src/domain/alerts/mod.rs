@@ -158,6 +158,8 @@ pub async fn subscribe(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<()>
                 created_at: now,
                 confirmed_at: None,
                 last_sent_at: None,
+                last_error: None,
+                last_error_at: None,
                 org_id,
                 cursor: 0,
                 last_run_at: None,
@@ -258,10 +260,22 @@ pub async fn run_frequency(
     };
     let key = link_key(db).await?;
     let mut sent = 0;
+    let mut failed = 0;
+    // One organization's failure (its database reads, say) does not hold up the others'
+    // mail; the pass is then not marked done, so the next one tries it again (alerts
+    // already mailed are not mailed twice: their cursors moved).
     for org_id in orgs {
-        sent += run_org(db, out, &key, org_id, f, boundary, now, settled).await?;
+        match run_org(db, out, &key, org_id, f, boundary, now, settled).await {
+            Ok(n) => sent += n,
+            Err(e) => {
+                failed += 1;
+                tracing::error!(org_id, frequency = %f.as_str(), error = ?e, "alert pass failed for an organization");
+            }
+        }
     }
-    store::set_run_mark(db, f, boundary, newest_all).await?;
+    if failed == 0 {
+        store::set_run_mark(db, f, boundary, newest_all).await?;
+    }
     Ok(sent)
 }
 
@@ -338,33 +352,39 @@ async fn run_org(
         // One transaction per page: each alert's cursor moves (guarded) with its mail.
         let mut tx = db.begin().await?;
         for (alert, mine) in planned {
-            let moved = store::advance(
-                &mut tx,
-                alert.id,
-                alert.cursor,
-                newest,
-                now,
-                !mine.is_empty(),
-            )
-            .await?;
-            if !moved || mine.is_empty() {
+            let msg = (!mine.is_empty()).then(|| {
+                let listed: Vec<jobs::Job> = mine
+                    .iter()
+                    .take(mail::MAX_LISTED)
+                    .filter_map(|id| found.get(id).cloned())
+                    .collect();
+                mail::new_jobs(
+                    alert,
+                    &sign(key, alert.id),
+                    &b.name,
+                    &listed,
+                    mine.len().saturating_sub(mail::MAX_LISTED),
+                    &links,
+                )
+            });
+            // A mail that cannot be queued (an address stored under an older rule, say)
+            // is recorded for its alert, whose cursor still moves; the others go on.
+            let refused = msg.as_ref().and_then(|m| m.validate().err());
+            let sending = msg.is_some() && refused.is_none();
+            let moved =
+                store::advance(&mut tx, alert.id, alert.cursor, newest, now, sending).await?;
+            if !moved {
                 continue;
             }
-            let listed: Vec<jobs::Job> = mine
-                .iter()
-                .take(mail::MAX_LISTED)
-                .filter_map(|id| found.get(id).cloned())
-                .collect();
-            let msg = mail::new_jobs(
-                alert,
-                &sign(key, alert.id),
-                &b.name,
-                &listed,
-                mine.len().saturating_sub(mail::MAX_LISTED),
-                &links,
-            );
-            queue(&mut tx, org_id, &msg).await?;
-            sent += 1;
+            if let Some(why) = refused {
+                tracing::warn!(alert_id = %alert.id, org_id, %why, "alert mail not queued");
+                store::record_failure(&mut tx, alert.id, &why, now).await?;
+                continue;
+            }
+            if let Some(msg) = msg {
+                queue(&mut tx, org_id, &msg).await?;
+                sent += 1;
+            }
         }
         tx.commit().await?;
     }

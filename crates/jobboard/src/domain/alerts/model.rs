@@ -39,6 +39,11 @@ pub struct Alert {
     pub created_at: Ts,
     pub confirmed_at: Option<Ts>,
     pub last_sent_at: Option<Ts>,
+    /// Why the latest mail of this alert could not be queued (its pass went on with the
+    /// other alerts); `null` once a later mail is queued.
+    pub last_error: Option<String>,
+    /// When that happened.
+    pub last_error_at: Option<Ts>,
     #[serde(skip)]
     #[schema(ignore)]
     pub org_id: i64,

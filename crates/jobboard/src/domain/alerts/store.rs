@@ -10,7 +10,7 @@ use crate::{
 };
 
 const COLUMNS: &str = "id, email, frequency, query, status, created_at, confirmed_at, last_sent_at, \
-     org_id, cursor, last_run_at";
+     last_error, last_error_at, org_id, cursor, last_run_at";
 
 /// Stores a new alert.
 pub(super) async fn insert(tx: &mut Tx, a: &Alert) -> DbResult<()> {
@@ -222,13 +222,24 @@ pub(super) async fn advance(
     let n = dispatch_tx!(tx, t => {
         sqlx::query(
             "UPDATE job_alerts SET cursor = $3, last_run_at = $4,
-                 last_sent_at = CASE WHEN $5 THEN $4 ELSE last_sent_at END
+                 last_sent_at = CASE WHEN $5 THEN $4 ELSE last_sent_at END,
+                 last_error = CASE WHEN $5 THEN NULL ELSE last_error END,
+                 last_error_at = CASE WHEN $5 THEN NULL ELSE last_error_at END
              WHERE id = $1 AND cursor = $2 AND status = 'active'",
         )
         .bind(id).bind(from).bind(to).bind(now).bind(sent)
         .execute(&mut **t).await?.rows_affected()
     });
     Ok(n > 0)
+}
+
+/// Records why the mail of an alert's pass could not be queued.
+pub(super) async fn record_failure(tx: &mut Tx, id: Uuid, why: &str, now: Ts) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query("UPDATE job_alerts SET last_error = $2, last_error_at = $3 WHERE id = $1")
+            .bind(id).bind(why).bind(now).execute(&mut **t).await?;
+    });
+    Ok(())
 }
 
 /// How far passes of `frequency` have got: the last period finished and the last log
