@@ -15,6 +15,7 @@ pub const SCOPES: &[&str] = &[
     "webhooks:write",
     "analytics:read",
     "analytics:write",
+    "admin",
 ];
 
 const KEY_PREFIX: &str = "jb_";

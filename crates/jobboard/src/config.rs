@@ -34,6 +34,7 @@ pub struct Layer {
     pub auth_failure_limit: Option<u32>,
     pub form_limit: Option<u32>,
     pub alert_hour: Option<u32>,
+    pub audit_keep_days: Option<u32>,
     pub trusted_proxies: Option<Vec<String>>,
     #[serde(default)]
     pub webhooks: WebhookLayer,
@@ -98,6 +99,7 @@ impl Layer {
             auth_failure_limit,
             form_limit,
             alert_hour,
+            audit_keep_days,
             trusted_proxies
         );
         overlay!(
@@ -163,6 +165,8 @@ pub struct Config {
     pub form_limit: u32,
     /// The hour (UTC, 0 to 23) daily and weekly (Mondays) job alerts are sent at.
     pub alert_hour: u32,
+    /// Days the audit log keeps an entry (0: for ever).
+    pub audit_keep_days: u32,
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
     pub trusted_proxies: Vec<crate::net::Cidr>,
     pub webhooks: WebhookConfig,
@@ -344,6 +348,7 @@ impl Config {
                 anyhow::ensure!(h < 24, "alert_hour must be 0 to 23 (UTC), not {h}");
                 h
             },
+            audit_keep_days: l.audit_keep_days.unwrap_or(365),
             trusted_proxies,
             webhooks: WebhookConfig {
                 allow_private_targets: w.allow_private_targets.unwrap_or(false),

@@ -1,5 +1,6 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
-//! records whose `cancelAt` has come, employers' expiry reminders, job alerts).
+//! records whose `cancelAt` has come, employers' expiry reminders, job alerts, the audit
+//! log's retention).
 //!
 //! Every step is an ordinary storage call that moves records whose moment has passed,
 //! each in its own transaction together with its events, guarded by the record's current
@@ -38,6 +39,10 @@ pub async fn tick(app: &AppState) -> u64 {
     }
     if let Err(e) = crate::domain::jobs::indexes::prune_changes(&app.db, now).await {
         tracing::warn!(error = ?e, "job change pruning step failed");
+    }
+    if let Err(e) = crate::domain::audit::prune_due(&app.db, now, app.config.audit_keep_days).await
+    {
+        tracing::warn!(error = ?e, "audit log pruning step failed");
     }
     match crate::domain::alerts::run(&app.db, now, app.config.alert_hour).await {
         Ok(n) => moved += n,

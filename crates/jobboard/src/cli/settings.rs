@@ -56,6 +56,7 @@ pub(super) fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
         auth_failure_limit: env_parse("JOBBOARD_AUTH_FAILURE_LIMIT")?,
         form_limit: env_parse("JOBBOARD_FORM_LIMIT")?,
         alert_hour: env_parse("JOBBOARD_ALERT_HOUR")?,
+        audit_keep_days: env_parse("JOBBOARD_AUDIT_KEEP_DAYS")?,
         trusted_proxies: env_list("JOBBOARD_TRUSTED_PROXIES"),
         webhooks: WebhookLayer {
             allow_private_targets: env_flag("JOBBOARD_ALLOW_PRIVATE_TARGETS"),

@@ -49,6 +49,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(27, "0027_counter_shards"),
     migration!(28, "0028_job_changes"),
     migration!(33, "0033_alert_failures"),
+    migration!(34, "0034_audit_log"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -9,6 +9,7 @@
 pub mod alerts;
 pub mod analytics;
 pub mod applications;
+pub mod audit;
 pub mod categories;
 pub mod cms;
 pub mod error;

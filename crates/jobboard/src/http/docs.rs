@@ -89,6 +89,7 @@ Request bodies are JSON objects of at most 1 MiB; unknown fields are rejected.",
         (name = "webhooks", description = "Subscriptions to events, delivered signed and retried, with their delivery log."),
         (name = "analytics", description = "Page views, job views and apply clicks of the board, and the figures read from them."),
         (name = "alerts", description = "Job alerts visitors subscribed to on the board (confirmed by mail): list, export, delete."),
+        (name = "audit", description = "What the organization's staff did in the dashboard: sign-ins, sign-outs and every change, with who, when and from which address."),
     ),
     components(schemas(Error, ErrorObject, Pagination)),
 )]

@@ -15,6 +15,7 @@ mod strict_json;
 pub mod alerts;
 pub mod analytics;
 pub mod applications;
+pub mod audit;
 pub mod categories;
 pub mod cms;
 pub mod jobs;
@@ -53,6 +54,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(applications::routes())
         .merge(analytics::routes())
         .merge(alerts::routes())
+        .merge(audit::routes())
         .merge(cms::routes())
         .merge(webhooks::routes())
         .merge(jobs::routes())
@@ -89,7 +91,7 @@ fn build(state: AppState, extra: Router<AppState>) -> Router {
         .nest("/api", api)
         .merge(docs::routes(doc))
         .merge(ops::routes(metrics_here))
-        .merge(crate::web::routes())
+        .merge(crate::web::routes(&state))
         .merge(extra);
     finish(state, routes, allowed)
 }

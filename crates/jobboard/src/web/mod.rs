@@ -22,9 +22,9 @@ use axum::Router;
 use crate::app::AppState;
 
 /// Every page route (the API lives under `/api`).
-pub fn routes() -> Router<AppState> {
+pub fn routes(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(assets::routes())
         .merge(board::routes())
-        .merge(dashboard::routes())
+        .merge(dashboard::routes(state))
 }

@@ -10,10 +10,12 @@
 //! CMS collections ([`cms`]) and their items ([`cms_items`]); webhooks and their delivery
 //! log ([`webhooks`]); analytics ([`analytics`]);
 //! Settings: API keys ([`keys`]), the board's look
-//! ([`board`]), staff users and one's own password ([`staff`]).
+//! ([`board`]), staff users and one's own password ([`staff`]), the audit log
+//! ([`audit`], which also records every staff action).
 
 mod analytics;
 mod applications;
+mod audit;
 mod board;
 mod cms;
 mod cms_items;
@@ -50,7 +52,7 @@ pub use session::{Posted, Staff};
 
 /// Every dashboard route. A method a page does not take is answered with an HTML page
 /// (`405` with `Allow`), not the API's envelope.
-pub fn routes() -> Router<AppState> {
+pub fn routes(state: &AppState) -> Router<AppState> {
     const READ: &str = "GET, HEAD";
     const FORM: &str = "GET, HEAD, POST";
     const POST: &str = "POST";
@@ -201,7 +203,15 @@ pub fn routes() -> Router<AppState> {
                 .post(staff::change_password)
                 .fallback(only(FORM)),
         )
+        .route(
+            "/dashboard/settings/audit",
+            get(audit::page).fallback(only(READ)),
+        )
         .route("/dashboard/{*rest}", any(unknown))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            audit::record,
+        ))
 }
 
 /// The answer to a method a dashboard address does not take.
@@ -236,7 +246,7 @@ pub struct Nav {
     pub org_name: String,
     pub email: String,
     /// `home`, `jobs`, `applications`, `members`, `cms`, `webhooks`, `analytics`,
-    /// `api-keys`, `board`, `staff`, `password`.
+    /// `api-keys`, `board`, `staff`, `password`, `audit`.
     pub section: &'static str,
     pub csrf: String,
     pub css: String,

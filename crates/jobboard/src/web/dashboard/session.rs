@@ -84,6 +84,11 @@ pub fn with_session_cookie(app: &App, mut res: Response, id: Option<&str>) -> Re
     res
 }
 
+/// The name of the session cookie (with its prefix, when cookies are `Secure`).
+pub fn session_cookie_name(app: &App) -> String {
+    cookie_name(app, SESSION)
+}
+
 /// The session id the request's cookie carries, if any (live or not).
 pub fn session_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
     read_cookie(headers, &cookie_name(app, SESSION))
@@ -165,6 +170,7 @@ impl FromRequest<AppState> for Posted {
     async fn from_request(req: Request, app: &AppState) -> Result<Self, Response> {
         let (mut parts, body) = req.into_parts();
         let staff = Staff::from_request_parts(&mut parts, app).await?;
+        let audit = parts.extensions.get::<super::audit::Slot>().cloned();
         if !forms::same_origin(&parts.headers, &site::host_of(&parts.headers)) {
             tracing::warn!(user_id = %staff.session.user_id, "dashboard form from another origin refused");
             return Err(refused());
@@ -180,6 +186,9 @@ impl FromRequest<AppState> for Posted {
         if !forms::verify(key, &binding(&staff.session), token, now_secs(app)) {
             tracing::warn!(user_id = %staff.session.user_id, "dashboard form with a bad token refused");
             return Err(refused());
+        }
+        if let Some(slot) = audit {
+            slot.note(&staff, &form);
         }
         Ok(Posted { staff, form })
     }

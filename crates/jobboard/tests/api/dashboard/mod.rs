@@ -1,6 +1,7 @@
 //! The dashboard: sign-in, sessions, anti-forgery, tenant isolation and each page's
 //! actions, through a browser-like client that keeps cookies and never follows redirects.
 
+mod audit;
 mod auth;
 mod forgery;
 mod isolation;
