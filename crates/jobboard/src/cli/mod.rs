@@ -1,6 +1,7 @@
 //! The `jobboard` command line: one module per command group, one function per command.
 //! Every command calls the same domain operations as the API.
 
+mod backup;
 mod keys;
 mod orgs;
 mod plans;
@@ -47,6 +48,12 @@ pub enum Command {
     /// Manage the staff users who sign in to the dashboard.
     #[command(subcommand)]
     Users(users::UsersCmd),
+    /// Write a consistent, checked copy of an SQLite database to a new file, while it
+    /// serves (on PostgreSQL use pg_dump).
+    Backup(backup::BackupArgs),
+    /// Replace an SQLite database with a backup (refused while a server uses it; the
+    /// database it replaces is kept beside it).
+    Restore(backup::RestoreArgs),
     /// Print the OpenAPI document.
     Openapi,
     /// Print the commented default configuration.
@@ -70,6 +77,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Serve(_) => serve::serve(config).await,
         Command::Migrate => serve::migrate(&config).await,
+        Command::Backup(args) => backup::backup(&config, args).await,
+        Command::Restore(args) => backup::restore(&config, args).await,
         Command::Orgs(cmd) => orgs::run(&open(&config).await?, cmd).await,
         Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,

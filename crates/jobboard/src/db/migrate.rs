@@ -148,6 +148,11 @@ where
     Ok(())
 }
 
+/// The newest migration of this release.
+pub(super) fn latest_version() -> i64 {
+    MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
+}
+
 pub(super) async fn is_current(db: &Db) -> anyhow::Result<bool> {
     let latest = MIGRATIONS.last().map(|m| m.version).unwrap_or(0);
     let max: Option<i64> = crate::dispatch!(db.reader(), p => {

@@ -5,6 +5,7 @@
 //! pool type, so both backends use native types and static dispatch. Where the SQL
 //! dialects differ, the code branches on [`Db::backend`].
 
+pub mod backup;
 mod codec;
 mod error;
 mod migrate;
@@ -177,6 +178,9 @@ pub struct Db {
     /// Bytes all of this process's SQLite page caches of the database may hold together
     /// (0 on PostgreSQL, whose caches are the server's).
     page_cache_budget: u64,
+    /// The shared lock on an SQLite file's `-lock` file, held while any handle is open
+    /// (see [`backup`]: a restore waits for none and refuses while it is held).
+    _file_lock: Option<std::sync::Arc<std::fs::File>>,
 }
 
 /// Default of [`Db::connect_with`]'s page cache budget: 8 MiB over all connections.
@@ -260,6 +264,7 @@ impl Db {
                 outgoing: Default::default(),
                 id: next_db_id(),
                 page_cache_budget: 0,
+                _file_lock: None,
             })
         } else if url.starts_with("sqlite:") {
             let readers = max_connections.max(1);
@@ -277,6 +282,13 @@ impl Db {
                 .pragma("temp_store", "memory")
                 .pragma("cache_size", format!("-{per_connection_kib}"));
             let memory = url.contains(":memory:") || url.contains("mode=memory");
+            let file_lock = if memory {
+                None
+            } else {
+                Some(std::sync::Arc::new(backup::hold_shared(
+                    opts.get_filename(),
+                )?))
+            };
             let write = SqlitePoolOptions::new()
                 .max_connections(1)
                 .min_connections(1)
@@ -303,6 +315,7 @@ impl Db {
                 outgoing: Default::default(),
                 id: next_db_id(),
                 page_cache_budget: per_connection_kib * 1024 * (u64::from(readers) + 1),
+                _file_lock: file_lock,
             })
         } else {
             anyhow::bail!(
@@ -354,6 +367,7 @@ impl Db {
             outgoing: self.outgoing.clone(),
             id: self.id,
             page_cache_budget: self.page_cache_budget,
+            _file_lock: self._file_lock.clone(),
         }
     }
 

@@ -257,7 +257,7 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         if let Some(p) = &self.sqlite_path {
-            for suffix in ["", "-wal", "-shm"] {
+            for suffix in ["", "-wal", "-shm", "-lock"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
             }
         }

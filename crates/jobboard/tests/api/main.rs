@@ -6,6 +6,7 @@ mod alerts;
 mod analytics;
 mod analytics_visitors;
 mod applications;
+mod backup;
 mod board;
 mod board_apply;
 mod board_cms;

@@ -285,6 +285,10 @@ async fn the_first_staff_user_runs_the_board() {
             "/dashboard/settings/password".to_string(),
             "Settings > Your password",
         ),
+        (
+            "/dashboard/settings/audit".to_string(),
+            "Settings > Audit log",
+        ),
     ] {
         b.goto(&format!("{}{path}", t.base)).await;
         b.find("main h1").await;
