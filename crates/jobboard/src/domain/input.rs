@@ -287,8 +287,8 @@ impl QueryInput {
         self.errors.iter().any(|e| e.field == name)
     }
 
-    /// The value of `name`. A parameter sent more than once is refused: which value was
-    /// meant cannot be known.
+    /// The value of `name`. A single-valued parameter sent more than once is refused:
+    /// which value was meant cannot be known (lists take repeats: [`QueryInput::list`]).
     pub fn take(&mut self, name: &str) -> Option<String> {
         let mut found: Vec<String> = Vec::new();
         self.pairs.retain(|(k, v)| {
@@ -303,7 +303,7 @@ impl QueryInput {
             self.error(
                 name,
                 "repeated_parameter",
-                "Send this parameter once; separate several values with commas.",
+                "Send this parameter once: it takes one value.",
             );
             return None;
         }
@@ -355,17 +355,25 @@ impl QueryInput {
         }
     }
 
-    /// A comma-separated list; empty items are ignored.
+    /// A list: the parameter repeated (`status=a&status=b`, as most HTTP clients and
+    /// generated clients send arrays), comma-separated (`status=a,b`), or both, all with
+    /// the same meaning; empty items are ignored.
     pub fn list(&mut self, name: &str) -> Vec<String> {
-        self.take(name)
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut out = Vec::new();
+        self.pairs.retain(|(k, v)| {
+            if k == name {
+                out.extend(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(String::from),
+                );
+                false
+            } else {
+                true
+            }
+        });
+        out
     }
 
     pub fn one_of(&mut self, name: &str, allowed: &[&str]) -> Option<String> {
@@ -481,12 +489,23 @@ mod tests {
     }
 
     #[test]
-    fn a_repeated_parameter_is_refused() {
-        let mut q = QueryInput::parse(Some("status=bogus&status=all"));
-        assert_eq!(q.list("status"), Vec::<String>::new());
-        assert_eq!(
-            codes(q.finish().unwrap_err()),
-            ["status:repeated_parameter"]
-        );
+    fn a_repeated_single_value_is_refused() {
+        let mut q = QueryInput::parse(Some("page=1&page=2"));
+        assert_eq!(q.integer("page", 1, 1, 10), 1);
+        assert_eq!(codes(q.finish().unwrap_err()), ["page:repeated_parameter"]);
+    }
+
+    #[test]
+    fn lists_take_repeats_commas_and_both() {
+        for raw in [
+            "status=a,b,c",
+            "status=a&status=b&status=c",
+            "status=a,b&status=c",
+            "status=a&status=,b,&status=c",
+        ] {
+            let mut q = QueryInput::parse(Some(raw));
+            assert_eq!(q.list("status"), ["a", "b", "c"], "{raw}");
+            assert!(q.finish().is_ok(), "{raw}");
+        }
     }
 }

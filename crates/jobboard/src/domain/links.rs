@@ -25,8 +25,40 @@ pub fn is_http_url(s: &str) -> bool {
         && s.chars().all(|c| !c.is_whitespace() && !c.is_control())
 }
 
+/// True for Unicode's format characters (general category Cf, Unicode 16.0): invisible
+/// characters such as the zero-width space (U+200B), joiners, the soft hyphen, the byte
+/// order mark, and the bidirectional controls (U+202A to U+202E, U+2066 to U+2069) that
+/// reorder what is displayed. None belongs in an address, and with them a displayed
+/// address can imitate another.
+pub fn is_format_char(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x2064
+            | 0x2066..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
+}
+
 /// A pragmatic address check: one `@`, a non-empty local part, a dotted domain, no white
-/// space or control characters.
+/// space, control or format (invisible, direction-changing) characters.
 pub fn is_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else {
         return false;
@@ -40,7 +72,8 @@ pub fn is_email(s: &str) -> bool {
         && !domain.ends_with('.')
         && !domain.contains("..")
         && s.chars().all(|c| {
-            c.is_ascii_graphic() || (!c.is_ascii() && !c.is_whitespace() && !c.is_control())
+            c.is_ascii_graphic()
+                || (!c.is_ascii() && !c.is_whitespace() && !c.is_control() && !is_format_char(c))
         })
 }
 
@@ -129,5 +162,23 @@ mod tests {
         assert!(renderable_href("data:text/html,<script>").is_none());
         assert!(renderable_href("/relative").is_none());
         assert!(renderable_href("mailto:javascript:alert(1)").is_none());
+    }
+
+    #[test]
+    fn invisible_and_direction_changing_characters_are_no_address() {
+        for c in [
+            '\u{200B}',
+            '\u{200D}',
+            '\u{202E}',
+            '\u{2066}',
+            '\u{FEFF}',
+            '\u{AD}',
+            '\u{E0041}',
+        ] {
+            assert!(!is_email(&format!("ad{c}a@example.com")), "{:X}", c as u32);
+            assert!(!is_email(&format!("ada@exa{c}mple.com")), "{:X}", c as u32);
+        }
+        assert!(is_email("ada@example.com"));
+        assert!(is_email("jürgen@bücher.example"));
     }
 }

@@ -3,9 +3,9 @@
 //! and its OpenAPI parameters.
 //!
 //! Each field reads `name: Kind = mode`. Modes: `optional` (`Option`), `default(expr)` (the
-//! value, or `expr` when omitted), `list(max)` (a comma-separated list of at most `max`
-//! values, documented as an array with `style: form, explode: false`; empty items are
-//! ignored) and `required_list(max)` (the same, with at least one value). A field named
+//! value, or `expr` when omitted), `list(max)` (a list of at most `max` values, the
+//! parameter repeated or comma-separated or both, documented as an array with
+//! `style: form, explode: true`; empty items are ignored) and `required_list(max)` (the same, with at least one value). A field named
 //! otherwise in the query string than in Rust says so with `#[param = "jobIds"]`.
 
 use std::marker::PhantomData;
@@ -32,14 +32,23 @@ pub trait QueryKind {
     fn schema() -> RefOr<Schema>;
 }
 
-/// An integer from `MIN` to `MAX`, read as a body integer is (see [`integer_text`]):
-/// `2.0` is the integer 2, and an integer beyond the 64-bit range is out of range.
+/// An integer from `MIN` to `MAX`, written with digits only (an optional `-` first): a
+/// query string is text, and `1e1` or `2.0` are refused rather than read as numbers. An
+/// integer beyond the 64-bit range is out of range, not of the wrong type.
 pub struct QInt<const MIN: i64, const MAX: i64>;
 
 impl<const MIN: i64, const MAX: i64> QueryKind for QInt<MIN, MAX> {
     type Value = i64;
     fn parse(s: &str) -> Check<i64> {
-        match integer_text(s.trim()) {
+        let digits = s.strip_prefix('-').unwrap_or(s);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err((
+                "invalid_type",
+                "Must be an integer written with digits only (no sign but -, no fraction or exponent)."
+                    .into(),
+            ));
+        }
+        match integer_text(s) {
             Integer::Fits(n) if (MIN..=MAX).contains(&n) => Ok(n),
             Integer::Fits(_) | Integer::Huge => {
                 Err(("out_of_range", format!("Must be between {MIN} and {MAX}.")))
@@ -199,7 +208,7 @@ impl QueryInput {
             self.error(
                 name,
                 "required",
-                format!("Give 1 to {max} comma-separated values."),
+                format!("Give 1 to {max} values (the parameter repeated, or comma-separated)."),
             );
         }
         out
@@ -230,18 +239,32 @@ pub fn parameter<K: QueryKind>(
             (s, _) => s,
         }
     };
+    let mut text = doc_text(doc);
+    if list.is_some() {
+        let sep = if text.as_deref().is_some_and(|t| !t.is_empty()) {
+            " "
+        } else {
+            ""
+        };
+        text = Some(format!(
+            "{}{sep}Several values: repeat the parameter (`{name}=a&{name}=b`) or separate them with commas (`{name}=a,b`); both mean the same.",
+            text.unwrap_or_default()
+        ));
+    }
     let b = ParameterBuilder::new()
         .name(name)
         .parameter_in(ParameterIn::Query)
-        .description(doc_text(doc))
+        .description(text)
         .required(if required {
             Required::True
         } else {
             Required::False
         })
         .schema(Some(schema));
+    // Several values: the parameter repeated (what generated clients and most HTTP
+    // libraries send) or comma-separated; the server takes both, and a mix.
     let b = if list.is_some() {
-        b.style(Some(ParameterStyle::Form)).explode(Some(false))
+        b.style(Some(ParameterStyle::Form)).explode(Some(true))
     } else {
         b
     };

@@ -9,6 +9,7 @@ pub mod extract;
 mod links;
 
 mod ops;
+mod parser_refusals;
 pub mod serve;
 mod strict_json;
 

@@ -3,7 +3,9 @@
 //!
 //! We run hyper ourselves rather than through `axum::serve` to configure its parser: it
 //! answers a head it refuses with an empty 414 or 431 before any of our code runs, so its
-//! limits are set above ours (see `edge`), and requests between the two get the envelope.
+//! limits are set above ours (see `edge`), and requests between the two get the envelope;
+//! past the parser's own limits its empty answers are given the envelope on their way out
+//! (see `parser_refusals`).
 
 use std::{future::Future, net::SocketAddr, pin::pin, time::Duration};
 
@@ -50,7 +52,8 @@ pub async fn serve(
                 req.extensions_mut().insert(ConnectInfo(peer));
                 req
             });
-        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        let io = TokioIo::new(super::parser_refusals::Enveloped::new(stream));
+        let conn = http.serve_connection(io, TowerToHyperService::new(service));
         let mut stop = stop_rx.clone();
         connections.spawn(async move {
             let mut conn = pin!(conn);

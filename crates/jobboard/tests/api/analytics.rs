@@ -36,7 +36,7 @@ fn queries_are_documented_as_read() {
     );
     assert_eq!(
         (&ids["style"], &ids["explode"]),
-        (&json!("form"), &json!(false))
+        (&json!("form"), &json!(true))
     );
     let periods = json!(["7d", "30d", "6mo", "12mo"]);
     assert_eq!(

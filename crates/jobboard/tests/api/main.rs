@@ -14,6 +14,7 @@ mod board_cms_submit;
 mod board_feeds;
 mod board_post;
 mod board_visits;
+mod clients;
 mod cms;
 mod cms_rules;
 mod dashboard;
