@@ -48,6 +48,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(26, "0026_rate_limit_groups"),
     migration!(27, "0027_counter_shards"),
     migration!(28, "0028_job_changes"),
+    migration!(29, "0029_mail_recipients"),
     migration!(33, "0033_alert_failures"),
     migration!(34, "0034_audit_log"),
 ];

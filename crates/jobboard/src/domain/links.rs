@@ -7,22 +7,35 @@ pub const MAX_URL: usize = 2048;
 pub const MAX_EMAIL: usize = 254;
 
 /// An absolute http(s) URL with a host, no white space or control characters, at most
-/// [`MAX_URL`] characters. Every user-given link stored as a URL passes this check.
+/// [`MAX_URL`] characters, that a browser reads as it reads: no user name or password
+/// before the host (`https://good.example@evil.example/`) and no backslash (which a browser
+/// reads as `/`, so `https://evil.example\@good.example/` goes to `evil.example`). Every
+/// user-given link stored as a URL passes this check.
 pub fn is_http_url(s: &str) -> bool {
-    let rest = if let Some(r) = s.strip_prefix("https://") {
-        r
-    } else if let Some(r) = s.strip_prefix("http://") {
-        r
-    } else {
+    let Some(rest) = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+    else {
         return false;
     };
-    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..host_end];
-    let host = authority.rsplit('@').next().unwrap_or("");
     s.len() <= MAX_URL
-        && !host.is_empty()
-        && !host.starts_with(':')
+        && !rest.starts_with(['/', ':', '?', '#'])
+        && !s.contains('\\')
         && s.chars().all(|c| !c.is_whitespace() && !c.is_control())
+        && url::Url::parse(s).is_ok_and(|u| {
+            matches!(u.scheme(), "http" | "https")
+                && u.host_str().is_some_and(|h| !h.is_empty())
+                && u.username().is_empty()
+                && u.password().is_none()
+        })
+}
+
+/// The host a browser goes to for the http(s) URL `s` (lower case, as it shows it).
+pub fn url_host(s: &str) -> Option<String> {
+    let u = url::Url::parse(s).ok()?;
+    matches!(u.scheme(), "http" | "https")
+        .then(|| u.host_str().map(str::to_string))
+        .flatten()
 }
 
 /// True for Unicode's format characters (general category Cf, Unicode 16.0): invisible
@@ -57,24 +70,35 @@ pub fn is_format_char(c: char) -> bool {
     )
 }
 
-/// A pragmatic address check: one `@`, a non-empty local part, a dotted domain, no white
-/// space, control or format (invisible, direction-changing) characters.
+/// An address as RFC 5321 paths and RFC 5322 `addr-spec`s write it, nothing else: a
+/// local part of atoms joined by dots (letters, digits and `!#$%&'*+/=?^_`{|}~-`, and any
+/// non-ASCII character that is not white space, a control or a format character, as
+/// RFC 6531 allows), one `@`, and a domain of dotted labels (letters, digits, `-`, and
+/// non-ASCII letters). No display name (`Ada <ada@example.com>`), no quoted local part
+/// (`"ada"@example.com`), no angle brackets or comments: every form of one mailbox
+/// other than the plain one is refused, so limits and identities count mailboxes.
 pub fn is_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else {
         return false;
     };
+    let wide =
+        |c: char| !c.is_ascii() && !c.is_whitespace() && !c.is_control() && !is_format_char(c);
+    let atext = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+/=?^_`{|}~-".contains(c) || wide(c);
+    let dotted = |part: &str, ok: &dyn Fn(char) -> bool| {
+        !part.is_empty()
+            && part
+                .split('.')
+                .all(|atom| !atom.is_empty() && atom.chars().all(ok))
+    };
+    let label = |c: char| c.is_ascii_alphanumeric() || c == '-' || wide(c);
     s.len() <= MAX_EMAIL
-        && !local.is_empty()
         && local.len() <= 64
-        && !domain.contains('@')
+        && dotted(local, &atext)
         && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !domain.contains("..")
-        && s.chars().all(|c| {
-            c.is_ascii_graphic()
-                || (!c.is_ascii() && !c.is_whitespace() && !c.is_control() && !is_format_char(c))
-        })
+        && dotted(domain, &label)
+        && domain
+            .split('.')
+            .all(|l| !l.starts_with('-') && !l.ends_with('-'))
 }
 
 /// The identity of an email address: two addresses name the same person exactly when
@@ -133,6 +157,22 @@ mod tests {
         assert!(!is_email("a@b"));
         assert!(!is_email("a b@example.com"));
         assert!(!is_email("@example.com"));
+        // One mailbox, one form: no display name, quotes, brackets or comments.
+        for variant in [
+            "n0 <victim@example.com>",
+            "<victim@example.com>",
+            "\"victim\"@example.com",
+            "victim@example.com (x)",
+            "victim@[127.0.0.1]",
+            "vic..tim@example.com",
+            ".victim@example.com",
+            "victim@-example.com",
+            "victim@example..com",
+            "a@b@example.com",
+        ] {
+            assert!(!is_email(variant), "{variant}");
+        }
+        assert!(is_email("o'brien+jobs@mail.example.org"));
     }
 
     #[test]
@@ -180,5 +220,24 @@ mod tests {
         }
         assert!(is_email("ada@example.com"));
         assert!(is_email("jürgen@bücher.example"));
+    }
+
+    #[test]
+    fn links_that_read_otherwise_in_a_browser_are_refused() {
+        for bad in [
+            "https://evil.example\\@good.example/",
+            "https://good.example@evil.example/",
+            "https://user:pass@evil.example/",
+            "https://evil.example\\good.example",
+            "https:///nohost",
+        ] {
+            assert!(!is_http_url(bad), "{bad}");
+        }
+        assert!(is_http_url("https://acme.example/jobs/42?ref=board#apply"));
+        assert!(is_http_url("http://127.0.0.1:8080/x"));
+        assert_eq!(
+            url_host("https://Acme.Example/jobs").as_deref(),
+            Some("acme.example")
+        );
     }
 }

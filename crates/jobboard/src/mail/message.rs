@@ -79,6 +79,13 @@ impl Message {
         self
     }
 
+    /// The identity of the recipient's address (see
+    /// [`crate::domain::links::email_identity`]); `None` when `to` is no mailbox.
+    pub fn recipient_identity(&self) -> Option<String> {
+        let mailbox: Mailbox = self.to.trim().parse().ok()?;
+        Some(crate::domain::links::email_identity(mailbox.email.as_ref()))
+    }
+
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), String> {
         let kind_ok = (1..=64).contains(&self.kind.len())

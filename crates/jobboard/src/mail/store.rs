@@ -119,8 +119,8 @@ pub async fn enqueue(tx: &mut Tx, org_id: i64, msg: &Message) -> Result<Uuid, En
         .collect();
     dispatch_tx!(tx, t => {
         sqlx::query(
-            "INSERT INTO mail_outbox (id, org_id, kind, to_address, subject, text_body, html_body, headers, message_id, status, attempts, next_attempt_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', 0, $10, $10)",
+            "INSERT INTO mail_outbox (id, org_id, kind, to_address, subject, text_body, html_body, headers, message_id, status, attempts, next_attempt_at, created_at, to_identity)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', 0, $10, $10, $11)",
         )
         .bind(id)
         .bind(org_id)
@@ -132,6 +132,7 @@ pub async fn enqueue(tx: &mut Tx, org_id: i64, msg: &Message) -> Result<Uuid, En
         .bind(Json(&headers))
         .bind(message::message_id(id))
         .bind(now)
+        .bind(msg.recipient_identity())
         .execute(&mut **t)
         .await?;
     });
@@ -141,6 +142,54 @@ pub async fn enqueue(tx: &mut Tx, org_id: i64, msg: &Message) -> Result<Uuid, En
     tx.notify_after_commit(MAIL_CHANNEL);
     MAIL_WAKE.notify_waiters();
     Ok(id)
+}
+
+/// Mails anyone can ask the service to send to an address they type (an alert's
+/// confirmation): capped per recipient and day, whatever the form, organization or node.
+pub const ON_REQUEST_KINDS: &[&str] = &["alert_confirm"];
+/// Most mails of [`ON_REQUEST_KINDS`] one recipient gets in 24 hours.
+pub const ON_REQUEST_DAILY_CAP: i64 = 10;
+
+/// True when the recipient of `identity` may get another mail of [`ON_REQUEST_KINDS`]
+/// now (fewer than [`ON_REQUEST_DAILY_CAP`] in the last 24 hours). On PostgreSQL the
+/// transaction first takes a lock of that recipient, so concurrent requests on any node
+/// are counted one after the other; on SQLite writing transactions already are.
+pub async fn on_request_allowed(tx: &mut Tx, identity: &str, now: Ts) -> DbResult<bool> {
+    let since = now.earlier_by(std::time::Duration::from_secs(86_400));
+    let kinds: Vec<String> = ON_REQUEST_KINDS.iter().map(|k| k.to_string()).collect();
+    let n: i64 = match tx {
+        Tx::Postgres(t, _) => {
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtext('mail-recipient:' || $1))")
+                .bind(identity)
+                .execute(&mut **t)
+                .await?;
+            sqlx::query_scalar(
+                "SELECT COUNT(*) FROM mail_outbox WHERE to_identity = $1 AND created_at > $2 AND kind = ANY($3)",
+            )
+            .bind(identity)
+            .bind(since)
+            .bind(&kinds)
+            .fetch_one(&mut **t)
+            .await?
+        }
+        Tx::Sqlite(t) => {
+            let marks = (0..kinds.len())
+                .map(|i| format!("${}", i + 3))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
+                "SELECT COUNT(*) FROM mail_outbox WHERE to_identity = $1 AND created_at > $2 AND kind IN ({marks})"
+            );
+            let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(identity)
+                .bind(since);
+            for k in &kinds {
+                q = q.bind(k.clone());
+            }
+            q.fetch_one(&mut **t).await?
+        }
+    };
+    Ok(n < ON_REQUEST_DAILY_CAP)
 }
 
 /// One mail of the organization (`None` for another organization's).

@@ -32,6 +32,7 @@ mod members_access;
 mod members_cancel;
 mod members_read;
 mod plans;
+mod public_forms;
 mod search_equivalence;
 mod single_line;
 mod site_analytics;

@@ -28,8 +28,9 @@ use crate::{
     domain::{
         Error, Input, Result, Ts, jobs,
         kind::{Email, Enum, Text},
+        links,
     },
-    mail::store::{EnqueueError, enqueue},
+    mail::store::{EnqueueError, enqueue, on_request_allowed},
     request,
 };
 
@@ -121,7 +122,15 @@ async fn queue(
 ) -> Result<()> {
     match enqueue(tx, org_id, msg).await {
         Ok(_) => Ok(()),
-        Err(EnqueueError::Invalid(why)) => Err(Error::field("email", "invalid_format", why)),
+        Err(EnqueueError::Invalid(why)) => {
+            // What the outbox says is for the log; the visitor is told in words.
+            tracing::warn!(%why, kind = %msg.kind, "alert mail refused by the outbox");
+            Err(Error::field(
+                "email",
+                "invalid_format",
+                "No mail can be sent to this address. Check it and try again.",
+            ))
+        }
         Err(EnqueueError::Db(e)) => Err(e.into()),
     }
 }
@@ -142,6 +151,16 @@ pub async fn subscribe(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<()>
         domain: b.domain.as_deref(),
     };
     let mut tx = db.begin().await?;
+    // A recipient gets a bounded number of mails anyone can ask for, per day, whatever
+    // the form, board or node; past it the answer is the same and nothing is sent.
+    if !on_request_allowed(&mut tx, &links::email_identity(&req.email), now).await? {
+        tracing::info!(
+            org_id,
+            "alert confirmation not sent: the recipient's daily cap is reached"
+        );
+        tx.commit().await?;
+        return Ok(());
+    }
     let alert = match store::same(&mut tx, org_id, &req.email, &query, frequency).await? {
         Some(a) if a.status == AlertStatus::Active => {
             tx.commit().await?;
@@ -174,17 +193,22 @@ pub async fn subscribe(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<()>
     Ok(())
 }
 
-/// The alert of a link's token (any status), or `404`.
-pub async fn by_token(db: &Db, token: &str) -> Result<Alert> {
+/// The alert of a link's token (any status) on the board of `org_id`, or `404` (also for
+/// another organization's alert: its board is where its links work).
+pub async fn by_token(db: &Db, org_id: i64, token: &str) -> Result<Alert> {
     let key = link_key(db).await?;
     let id = verify(&key, token).ok_or(Error::NotFound("alert"))?;
-    store::by_id(db, id).await?.ok_or(Error::NotFound("alert"))
+    store::by_id(db, id)
+        .await?
+        .filter(|a| a.org_id == org_id)
+        .ok_or(Error::NotFound("alert"))
 }
 
-/// Confirms the alert of a link: from now on it matches the jobs that go live after this
-/// moment. Opening the link again changes nothing.
-pub async fn confirm(db: &Db, token: &str, now: Ts) -> Result<Alert> {
-    let alert = by_token(db, token).await?;
+/// Confirms the alert of a link opened on the board of `org_id`: from now on it matches
+/// the jobs that go live after this moment. Opening the link again changes nothing; on
+/// another organization's board it is `404` and changes nothing.
+pub async fn confirm(db: &Db, org_id: i64, token: &str, now: Ts) -> Result<Alert> {
+    let alert = by_token(db, org_id, token).await?;
     if alert.status == AlertStatus::Pending {
         let cursor = store::newest(db, alert.org_id, now).await?;
         store::confirm(db, alert.id, cursor, now).await?;
@@ -194,9 +218,10 @@ pub async fn confirm(db: &Db, token: &str, now: Ts) -> Result<Alert> {
         .ok_or(Error::NotFound("alert"))
 }
 
-/// Unsubscribes the alert of a link (also when it is already unsubscribed).
-pub async fn unsubscribe(db: &Db, token: &str) -> Result<Alert> {
-    let alert = by_token(db, token).await?;
+/// Unsubscribes the alert of a link opened on the board of `org_id` (also when it is
+/// already unsubscribed).
+pub async fn unsubscribe(db: &Db, org_id: i64, token: &str) -> Result<Alert> {
+    let alert = by_token(db, org_id, token).await?;
     store::unsubscribe(db, alert.id).await?;
     store::by_id(db, alert.id)
         .await?

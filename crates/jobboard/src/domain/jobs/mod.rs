@@ -331,7 +331,14 @@ fn check_rules(job: &Job, sent: &Sent) -> Vec<FieldError> {
                     "With how_to_apply_method phone, how_to_apply must be a telephone number (6 to 20 digits, an optional leading +).",
                 ));
             }
-            ApplyMethod::Email if !links::is_email(target) => {
+            ApplyMethod::Email
+                if !links::is_email(
+                    target
+                        .trim()
+                        .strip_prefix("mailto:")
+                        .unwrap_or(target.trim()),
+                ) =>
+            {
                 errors.push(FieldError::new(
                     field,
                     "invalid_format",

@@ -24,6 +24,7 @@ use crate::{
     domain::{
         Error, FieldError, Input, Ts,
         alerts::{self, Alert, AlertStatus, Frequency},
+        links,
     },
     web::{
         error::PageError,
@@ -211,15 +212,25 @@ pub async fn subscribe(
         Screened::Refused(res) => return Ok(res),
     }
     let email = form.get("email").unwrap_or("").trim().to_string();
-    let per_address = app
-        .limiter
-        .check(
-            &format!("alert-email:{}:{}", site.org.id, email.to_ascii_lowercase()),
-            PER_ADDRESS,
+    // Counted per mailbox: an address that is no mailbox is refused below, without mail.
+    let per_address = if links::is_email(&email) {
+        Some(
+            app.limiter
+                .check(
+                    &format!(
+                        "alert-email:{}:{}",
+                        site.org.id,
+                        links::email_identity(&email)
+                    ),
+                    PER_ADDRESS,
+                )
+                .await
+                .map_err(|e| PageError::internal(&e))?,
         )
-        .await
-        .map_err(|e| PageError::internal(&e))?;
-    if !per_address.allowed {
+    } else {
+        None
+    };
+    if let Some(per_address) = per_address.filter(|d| !d.allowed) {
         let mut res = PageError::too_many(per_address.retry_after_secs).into_response();
         if let Ok(v) = HeaderValue::from_str(&per_address.retry_after_secs.to_string()) {
             res.headers_mut().insert(header::RETRY_AFTER, v);
@@ -297,12 +308,9 @@ pub async fn confirm(
     Path(token): Path<String>,
 ) -> Result<Html, PageError> {
     mail_on(&app)?;
-    let alert = alerts::confirm(&app.db, &token, Ts::now())
+    let alert = alerts::confirm(&app.db, site.org.id, &token, Ts::now())
         .await
         .map_err(not_found)?;
-    if alert.org_id != site.org.id {
-        return Err(PageError::not_found());
-    }
     let lines = if alert.status == AlertStatus::Active {
         vec!["Your job alert is on: new jobs that match it are mailed to you.".to_string()]
     } else {
@@ -323,10 +331,9 @@ pub async fn manage(
     Path(token): Path<String>,
 ) -> Result<Html, PageError> {
     mail_on(&app)?;
-    let alert = alerts::by_token(&app.db, &token).await.map_err(not_found)?;
-    if alert.org_id != site.org.id {
-        return Err(PageError::not_found());
-    }
+    let alert = alerts::by_token(&app.db, site.org.id, &token)
+        .await
+        .map_err(not_found)?;
     message(
         &site,
         "Your job alert",
@@ -343,11 +350,7 @@ pub async fn unsubscribe(
     Path(token): Path<String>,
 ) -> Result<Html, PageError> {
     mail_on(&app)?;
-    let alert = alerts::by_token(&app.db, &token).await.map_err(not_found)?;
-    if alert.org_id != site.org.id {
-        return Err(PageError::not_found());
-    }
-    alerts::unsubscribe(&app.db, &token)
+    alerts::unsubscribe(&app.db, site.org.id, &token)
         .await
         .map_err(not_found)?;
     message(

@@ -146,11 +146,16 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         (Some(ApplyMethod::FormExternal), _) => "Apply with the company’s form",
         _ => "Apply on the company’s site",
     };
+    // Where the button goes, said plainly: the address or number, or the host a web
+    // link opens (the part of a URL a visitor can trust).
     let apply_shown = target.as_deref().map(|t| {
-        t.strip_prefix("mailto:")
-            .or_else(|| t.strip_prefix("tel:"))
-            .unwrap_or(t)
-            .to_string()
+        if let Some(rest) = t.strip_prefix("mailto:").or_else(|| t.strip_prefix("tel:")) {
+            rest.to_string()
+        } else if let Some(host) = links::url_host(t) {
+            format!("Opens {host}")
+        } else {
+            t.to_string()
+        }
     });
     let instructions = if target.is_none() {
         job.how_to_apply.clone()
