@@ -48,6 +48,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(26, "0026_rate_limit_groups"),
     migration!(27, "0027_counter_shards"),
     migration!(28, "0028_job_changes"),
+    migration!(31, "0031_login_throttle"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
