@@ -49,6 +49,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(27, "0027_counter_shards"),
     migration!(28, "0028_job_changes"),
     migration!(31, "0031_login_throttle"),
+    migration!(32, "0032_password_reset"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

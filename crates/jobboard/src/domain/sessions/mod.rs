@@ -136,7 +136,8 @@ pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
     )
     .await?
         + store::purge_pairs(db, now, now.earlier_by(throttle::MEMORY)).await?;
-    Ok(n + crate::domain::users::setup::purge(db, now).await?)
+    Ok(n + crate::domain::users::setup::purge(db, now).await?
+        + crate::domain::users::reset::purge(db, now).await?)
 }
 
 /// What came of a change of one's own password.

@@ -133,3 +133,19 @@ impl Gate {
         Ok(())
     }
 }
+
+/// Counts one use of something limited (a reset mail) under `kind` and `value` (hashed)
+/// in the window of [`Policy::attempts_window`]: `Some(wait)` when this use is past
+/// `limit` in the window.
+pub async fn count(
+    db: &Db,
+    kind: &str,
+    value: &str,
+    limit: u32,
+    now: Ts,
+    policy: &Policy,
+) -> Result<Option<Duration>> {
+    let since = now.earlier_by(policy.attempts_window);
+    let (n, start) = store::count_attempt(db, &counter(kind, value), now, since).await?;
+    Ok((n > i64::from(limit)).then(|| until(now, start.later_by(policy.attempts_window).micros())))
+}

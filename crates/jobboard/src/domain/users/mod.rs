@@ -7,6 +7,7 @@
 //! the first user of an organization is made through a one-time setup link ([`setup`]).
 
 pub mod password;
+pub mod reset;
 pub mod setup;
 mod store;
 

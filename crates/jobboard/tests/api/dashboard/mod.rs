@@ -7,6 +7,7 @@ mod forgery;
 mod isolation;
 mod jobs;
 mod pages;
+mod reset;
 mod settings;
 mod users_cli;
 
