@@ -163,22 +163,23 @@ pub async fn remove_any(db: &Db, id: Uuid) -> Result<User> {
     Ok(user)
 }
 
-/// A change of one's own password that passed its checks: the new password hashed, the
-/// current one still to be verified ([`apply_change`]).
+/// A change of one's own password that passed its checks; the current password is
+/// still to be verified ([`apply_change`]).
 pub struct PreparedChange {
     current: String,
-    hash: String,
+    new: String,
 }
 
 /// Checks a change of user `id`'s own password from `{current_password, new_password}`
-/// (the new one long and hard enough to guess) and hashes the new one.
+/// (the new one long and hard enough to guess), before any password is verified or
+/// hashed.
 pub async fn prepare_change(db: &Db, org_id: i64, id: Uuid, body: Input) -> Result<PreparedChange> {
     let c = PasswordChange::parse(body)?;
     let user = get(db, org_id, id).await?;
     strong(&c.new_password, "new_password", &user.email)?;
     Ok(PreparedChange {
-        hash: password::hash(&c.new_password).await?,
         current: c.current_password,
+        new: c.new_password,
     })
 }
 
@@ -201,7 +202,8 @@ pub async fn apply_change(
             "This is not your current password.",
         ));
     }
-    if !store::set_password(db, org_id, id, &change.hash, keep).await? {
+    let hash = password::hash(&change.new).await?;
+    if !store::set_password(db, org_id, id, &hash, keep).await? {
         return Err(Error::NotFound("user"));
     }
     tracing::info!(user_id = %id, org_id, "staff password changed; other sessions ended");
