@@ -124,6 +124,20 @@ async fn a_mailed_link_sets_a_new_password_once_and_ends_every_session(b: Backen
                 .await
         }
     };
+    // A post of the link's form from another site is refused and changes nothing.
+    let p = "plum orbit velvet canyon";
+    visitor
+        .post_from(
+            &path,
+            &[
+                ("password", p),
+                ("password_confirm", p),
+                ("csrf", &csrf_of(&page)),
+            ],
+            Some("http://evil.example"),
+        )
+        .await
+        .expect(403);
     // A weak password is refused beside the field, and the link still works.
     let weak = set("aaaaaaaaaaaa").await;
     weak.expect(422);
@@ -203,6 +217,19 @@ async fn reset_links_expire_and_requests_are_limited(b: Backend) {
         .await;
     r.expect(403);
     assert_eq!(drain(&t.app).await, 0);
+    // Spent links and forgotten failures are purged.
+    br.sign_in("ada@example.com", "guess guess guess")
+        .await
+        .expect(422);
+    assert_eq!(count(&t, "dashboard_reset_tokens").await, 4);
+    assert_eq!(count(&t, "dashboard_login_pairs").await, 1);
+    t.app.clock.advance(Duration::from_secs(25 * 3600));
+    let policy = &t.app.config.dashboard;
+    jobboard::domain::sessions::purge(t.db(), t.app.clock.now(), policy)
+        .await
+        .unwrap();
+    assert_eq!(count(&t, "dashboard_reset_tokens").await, 0);
+    assert_eq!(count(&t, "dashboard_login_pairs").await, 0);
 }
 
 async fn without_mail_the_page_says_so(b: Backend) {
@@ -227,4 +254,12 @@ async fn without_mail_the_page_says_so(b: Backend) {
         .await;
     r.expect(409);
     assert!(text_of(&r, "#reset-unavailable").is_some());
+}
+
+/// The rows of `table`.
+async fn count(t: &TestApp, table: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    jobboard::dispatch!(t.db().reader(), p => {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await.unwrap()
+    })
 }
