@@ -54,6 +54,9 @@ pub struct DashboardLayer {
     pub login_attempts_per_account: Option<u32>,
     pub login_attempts_per_address: Option<u32>,
     pub login_attempts_window: Option<u64>,
+    pub login_free_failures: Option<u32>,
+    pub login_delay: Option<u64>,
+    pub login_delay_max: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -122,7 +125,10 @@ impl Layer {
             setup_link_lifetime,
             login_attempts_per_account,
             login_attempts_per_address,
-            login_attempts_window
+            login_attempts_window,
+            login_free_failures,
+            login_delay,
+            login_delay_max
         );
         self
     }
@@ -408,7 +414,18 @@ fn resolve_dashboard(d: &DashboardLayer) -> anyhow::Result<crate::domain::sessio
             defaults.attempts_window,
             "login_attempts_window",
         )?,
+        free_failures: count(
+            d.login_free_failures,
+            defaults.free_failures,
+            "login_free_failures",
+        )?,
+        delay: secs(d.login_delay, defaults.delay, "login_delay")?,
+        delay_max: secs(d.login_delay_max, defaults.delay_max, "login_delay_max")?,
     };
+    anyhow::ensure!(
+        policy.delay <= policy.delay_max,
+        "dashboard.login_delay must not exceed dashboard.login_delay_max"
+    );
     anyhow::ensure!(
         policy.idle <= policy.lifetime,
         "dashboard.session_idle_timeout must not exceed dashboard.session_lifetime"

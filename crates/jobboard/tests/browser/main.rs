@@ -10,6 +10,7 @@ mod alerts;
 mod common;
 mod dashboard;
 pub mod harness;
+mod reset;
 #[path = "../api/smtp_sink.rs"]
 mod smtp_sink;
 #[path = "../api/webhook_receiver.rs"]

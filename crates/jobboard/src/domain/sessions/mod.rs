@@ -7,6 +7,7 @@
 
 mod login;
 mod store;
+pub mod throttle;
 
 use std::time::Duration;
 
@@ -31,13 +32,21 @@ pub struct Policy {
     pub lifetime: Duration,
     /// How long a setup link printed by `serve` works.
     pub setup_link_lifetime: Duration,
-    /// Sign-in attempts allowed per email address in a window (whether or not a user has
-    /// it, so that a lock tells nothing about who exists).
+    /// Failed attempts per email address (whether or not a user has it, so that a
+    /// refusal tells nothing about who exists) in a window, from every client together,
+    /// past which a client that has failed on that address waits for the window's end
+    /// (a client without failures on it still gets its attempt).
     pub attempts_per_account: u32,
     /// Sign-in attempts allowed per client address in a window.
     pub attempts_per_address: u32,
     /// The window of the attempt limits.
     pub attempts_window: Duration,
+    /// Failed attempts of one client on one email address before it has to wait.
+    pub free_failures: u32,
+    /// The first wait of a client on an email address; each further failure doubles it.
+    pub delay: Duration,
+    /// The longest wait.
+    pub delay_max: Duration,
 }
 
 impl Default for Policy {
@@ -46,9 +55,12 @@ impl Default for Policy {
             idle: Duration::from_secs(8 * 3600),
             lifetime: Duration::from_secs(7 * 24 * 3600),
             setup_link_lifetime: crate::domain::users::setup::DEFAULT_LIFETIME,
-            attempts_per_account: 5,
+            attempts_per_account: 20,
             attempts_per_address: 50,
             attempts_window: Duration::from_secs(15 * 60),
+            free_failures: 3,
+            delay: Duration::from_secs(60),
+            delay_max: Duration::from_secs(3600),
         }
     }
 }
@@ -122,6 +134,40 @@ pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
         now.earlier_by(policy.idle),
         now.earlier_by(policy.attempts_window),
     )
-    .await?;
-    Ok(n + crate::domain::users::setup::purge(db, now).await?)
+    .await?
+        + store::purge_pairs(db, now, now.earlier_by(throttle::MEMORY)).await?;
+    Ok(n + crate::domain::users::setup::purge(db, now).await?
+        + crate::domain::users::reset::purge(db, now).await?)
+}
+
+/// What came of a change of one's own password.
+#[derive(Debug)]
+pub enum Change {
+    /// Changed; every other session of the user has ended.
+    Done,
+    /// Too many wrong current passwords: the same throttle as sign-in; try again after
+    /// this long.
+    Locked { retry_after: Duration },
+}
+
+/// Changes the signed-in user's own password from `{current_password, new_password}`,
+/// the current password checked under the sign-in throttle of the user's email address
+/// and `address` (a wrong one is a failed attempt, as at sign-in). The session `s` goes
+/// on; the user's others end.
+pub async fn change_password(
+    db: &Db,
+    s: &SignedIn,
+    address: Option<std::net::IpAddr>,
+    body: crate::domain::Input,
+    now: Ts,
+    policy: &Policy,
+) -> Result<Change> {
+    let change = crate::domain::users::prepare_change(db, s.org_id, s.user_id, body).await?;
+    let gate = match throttle::enter(db, &s.email, address, now, policy).await? {
+        throttle::Verdict::Open(gate) => gate,
+        throttle::Verdict::Locked { retry_after } => return Ok(Change::Locked { retry_after }),
+    };
+    crate::domain::users::apply_change(db, s.org_id, s.user_id, Some(&s.id_hash), change).await?;
+    gate.passed(db).await?;
+    Ok(Change::Done)
 }

@@ -135,12 +135,84 @@ pub(super) async fn uncount_attempt(db: &Db, key_hash: &[u8]) -> DbResult<()> {
     Ok(())
 }
 
-pub(super) async fn clear_attempts(db: &Db, key_hash: &[u8]) -> DbResult<()> {
+/// Counts a failure of the pair `key_hash` at `now` (Unix microseconds) unless the pair
+/// is waiting: its failures then (this one included), or `None` while it waits. Failures
+/// older than `forget_before` are forgotten. From the `free`-th failure on, the pair waits
+/// `base` microseconds, doubled at each further failure up to `max`. One statement, so
+/// concurrent attempts of a pair are counted one by one, on every node.
+pub(super) async fn take_pair(
+    db: &Db,
+    key_hash: &[u8],
+    now: i64,
+    forget_before: i64,
+    free: i64,
+    base: i64,
+    max: i64,
+) -> DbResult<Option<i64>> {
+    const T: &str = "dashboard_login_pairs";
+    let failures = format!(
+        "CASE WHEN {T}.last_failure_us <= CAST($3 AS BIGINT) THEN 1 ELSE {T}.failures + 1 END"
+    );
+    let delay = format!(
+        "CASE WHEN {failures} < CAST($4 AS BIGINT) THEN 0 \
+              WHEN {failures} = CAST($4 AS BIGINT) OR {T}.delay_us * 2 < CAST($5 AS BIGINT) THEN CAST($5 AS BIGINT) \
+              WHEN {T}.delay_us * 2 > CAST($6 AS BIGINT) THEN CAST($6 AS BIGINT) \
+              ELSE {T}.delay_us * 2 END"
+    );
+    let first = "CASE WHEN 1 >= CAST($4 AS BIGINT) THEN CAST($5 AS BIGINT) ELSE 0 END";
+    let sql = format!(
+        "INSERT INTO {T} (key_hash, failures, delay_us, locked_until_us, last_failure_us) \
+         VALUES ($1, 1, {first}, CAST($2 AS BIGINT) + {first}, CAST($2 AS BIGINT)) \
+         ON CONFLICT (key_hash) DO UPDATE SET \
+           failures = {failures}, \
+           delay_us = {delay}, \
+           locked_until_us = CAST($2 AS BIGINT) + {delay}, \
+           last_failure_us = CAST($2 AS BIGINT) \
+         WHERE {T}.locked_until_us <= CAST($2 AS BIGINT) \
+         RETURNING failures"
+    );
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(key_hash)
+            .bind(now)
+            .bind(forget_before)
+            .bind(free)
+            .bind(base)
+            .bind(max)
+            .fetch_optional(p)
+            .await?
+    }))
+}
+
+/// Until when (Unix microseconds) the pair `key_hash` waits.
+pub(super) async fn pair_locked_until(db: &Db, key_hash: &[u8]) -> DbResult<Option<i64>> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query_scalar("SELECT locked_until_us FROM dashboard_login_pairs WHERE key_hash = $1")
+            .bind(key_hash)
+            .fetch_optional(p)
+            .await?
+    }))
+}
+
+/// Forgets the failures of the pair `key_hash` (it signed in).
+pub(super) async fn clear_pair(db: &Db, key_hash: &[u8]) -> DbResult<()> {
     dispatch!(db.writer(), p => {
-        sqlx::query("DELETE FROM dashboard_login_attempts WHERE key_hash = $1")
+        sqlx::query("DELETE FROM dashboard_login_pairs WHERE key_hash = $1")
             .bind(key_hash)
             .execute(p)
             .await?;
     });
     Ok(())
+}
+
+/// Deletes pairs that wait no more and whose last failure was before `forget_before`.
+pub(super) async fn purge_pairs(db: &Db, now: Ts, forget_before: Ts) -> DbResult<u64> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query("DELETE FROM dashboard_login_pairs WHERE last_failure_us <= $1 AND locked_until_us <= $2")
+            .bind(forget_before.micros())
+            .bind(now.micros())
+            .execute(p)
+            .await?
+            .rows_affected()
+    }))
 }

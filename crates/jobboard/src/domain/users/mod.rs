@@ -1,10 +1,13 @@
 //! Staff users: the people of an organization who sign in to its dashboard with an email
 //! and a password. A user belongs to one organization; an email address (by its
 //! [`links::email_identity`]) names one user in the whole installation, since the sign-in
-//! form asks for no organization. Passwords are kept as argon2id hashes ([`password`]);
+//! form asks for no organization (an address already taken is refused in the same words
+//! whichever organization has it). Passwords are kept as argon2id hashes and must be hard
+//! to guess ([`password`]);
 //! the first user of an organization is made through a one-time setup link ([`setup`]).
 
 pub mod password;
+pub mod reset;
 pub mod setup;
 mod store;
 
@@ -75,18 +78,30 @@ request! {
     }
 }
 
+/// The answer to an address a staff user has already, in this organization or another:
+/// the same words either way, so that nobody learns of another organization's staff.
 fn email_taken() -> Error {
     Error::field(
         "email",
-        "taken",
-        "Another dashboard user already has this email address.",
+        "unavailable",
+        "This address cannot be used for a new staff user. If they have an account already, they sign in with it; otherwise choose another address.",
     )
+}
+
+/// Refuses a new `password` (of field `field`) that is too easy to guess for the user of
+/// `email`.
+fn strong(new: &str, field: &str, email: &str) -> Result<()> {
+    match password::weakness(new, &[email.trim()]) {
+        Some(why) => Err(Error::field(field, "too_weak", why)),
+        None => Ok(()),
+    }
 }
 
 /// Checks a new user's body and hashes its password (before any transaction: hashing is
 /// slow).
 async fn prepare(org_id: i64, now: Ts, body: Input) -> Result<(User, String, String)> {
     let u = UserIn::parse(body)?;
+    strong(&u.password, "password", &u.email)?;
     let hash = password::hash(&u.password).await?;
     let user = User {
         id: Uuid::now_v7(),
@@ -148,27 +163,46 @@ pub async fn remove_any(db: &Db, id: Uuid) -> Result<User> {
     Ok(user)
 }
 
-/// Changes a user's own password from `{current_password, new_password}`; every other
-/// session of the user ends (the one whose id hash is `keep` goes on).
-pub async fn change_password(
+/// A change of one's own password that passed its checks; the current password is
+/// still to be verified ([`apply_change`]).
+pub struct PreparedChange {
+    current: String,
+    new: String,
+}
+
+/// Checks a change of user `id`'s own password from `{current_password, new_password}`
+/// (the new one long and hard enough to guess), before any password is verified or
+/// hashed.
+pub async fn prepare_change(db: &Db, org_id: i64, id: Uuid, body: Input) -> Result<PreparedChange> {
+    let c = PasswordChange::parse(body)?;
+    let user = get(db, org_id, id).await?;
+    strong(&c.new_password, "new_password", &user.email)?;
+    Ok(PreparedChange {
+        current: c.current_password,
+        new: c.new_password,
+    })
+}
+
+/// Verifies the current password of a prepared change and stores the new one; every
+/// other session of the user ends (the one whose id hash is `keep` goes on).
+pub async fn apply_change(
     db: &Db,
     org_id: i64,
     id: Uuid,
     keep: Option<&[u8]>,
-    body: Input,
+    change: PreparedChange,
 ) -> Result<()> {
-    let c = PasswordChange::parse(body)?;
     let stored = store::password_hash(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("user"))?;
-    if !password::verify(&c.current_password, Some(stored)).await? {
+    if !password::verify(&change.current, Some(stored)).await? {
         return Err(Error::field(
             "current_password",
             "mismatch",
             "This is not your current password.",
         ));
     }
-    let hash = password::hash(&c.new_password).await?;
+    let hash = password::hash(&change.new).await?;
     if !store::set_password(db, org_id, id, &hash, keep).await? {
         return Err(Error::NotFound("user"));
     }

@@ -1,7 +1,9 @@
 //! Staff passwords: argon2id with the crate's default cost (19 MiB, two passes, one lane:
 //! the OWASP minimum), stored as PHC strings so that a later change of cost still verifies
 //! older hashes. Hashing runs on the blocking pool, a few at a time, so a burst of sign-ins
-//! can neither stall the request threads nor exhaust memory.
+//! can neither stall the request threads nor exhaust memory. A new password must also be
+//! hard to guess ([`weakness`]: zxcvbn's estimate, which knows common passwords, words,
+//! names, keyboard rows, repeats, sequences, dates and the user's own email address).
 
 use std::sync::LazyLock;
 
@@ -42,6 +44,48 @@ pub fn check(password: &str) -> Option<String> {
     } else {
         None
     }
+}
+
+/// The least zxcvbn score of a new password: about 10^10 guesses, safe against an
+/// online attack and a slow offline one.
+pub const MIN_SCORE: zxcvbn::Score = zxcvbn::Score::Three;
+
+/// Characters of a password the estimate reads (its cost grows with the length; a
+/// password this long whose start is hard to guess is hard to guess).
+const ESTIMATED_CHARS: usize = 100;
+
+/// What the forms say of a new password.
+pub fn hint() -> String {
+    format!("At least {MIN_LEN} characters and hard to guess: a few unrelated words work well.")
+}
+
+/// Why a new password is too easy to guess, if it is: a message that says what to do.
+/// `known` are words an attacker would try first for this user (their email address).
+pub fn weakness(password: &str, known: &[&str]) -> Option<String> {
+    let head: String = password.chars().take(ESTIMATED_CHARS).collect();
+    let mut inputs: Vec<&str> = Vec::new();
+    for k in known {
+        inputs.push(k);
+        // The parts of an email address, which people reuse in passwords.
+        inputs.extend(k.split(['@', '.', '-', '_', '+']).filter(|p| p.len() >= 3));
+    }
+    let estimate = zxcvbn::zxcvbn(&head, &inputs);
+    if estimate.score() >= MIN_SCORE {
+        return None;
+    }
+    let mut message = String::from("This password is too easy to guess.");
+    if let Some(feedback) = estimate.feedback() {
+        if let Some(w) = feedback.warning() {
+            message.push(' ');
+            message.push_str(&w.to_string());
+        }
+        for s in feedback.suggestions() {
+            message.push(' ');
+            message.push_str(&s.to_string());
+        }
+    }
+    message.push_str(" A few unrelated words, or a password manager's choice, work well.");
+    Some(message)
 }
 
 fn hash_now(password: &str) -> Option<String> {
@@ -118,5 +162,26 @@ mod tests {
         assert!(check("short").is_some());
         assert!(check("twelve chars").is_none());
         assert!(check(&"x".repeat(MAX_LEN + 1)).is_some());
+    }
+
+    #[test]
+    fn guessable_passwords_are_weak() {
+        for p in [
+            "aaaaaaaaaaaa",
+            "            ",
+            "password1234",
+            "qwertyuiop12",
+            "111111111111",
+        ] {
+            let why = weakness(p, &[]).unwrap_or_else(|| panic!("{p:?} passed"));
+            assert!(
+                why.starts_with("This password is too easy to guess."),
+                "{why}"
+            );
+        }
+        let email = "grace.hopper@example.com";
+        assert!(weakness(email, &[email]).is_some());
+        assert!(weakness("correct horse battery staple", &[email]).is_none());
+        assert!(weakness(&"x".repeat(MAX_LEN), &[]).is_some());
     }
 }

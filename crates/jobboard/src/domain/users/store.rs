@@ -187,3 +187,92 @@ pub(super) async fn purge_links(db: &Db, before: Ts) -> DbResult<u64> {
             .rows_affected()
     }))
 }
+
+/// The user whose email identity is `identity`.
+pub(super) async fn by_identity(db: &Db, identity: &str) -> DbResult<Option<User>> {
+    let sql = format!("SELECT {COLUMNS} FROM dashboard_users WHERE email_identity = $1");
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(identity).fetch_optional(p).await?
+    }))
+}
+
+pub(super) async fn insert_reset(
+    tx: &mut Tx,
+    hash: &[u8],
+    user_id: Uuid,
+    now: Ts,
+    expires: Ts,
+) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "INSERT INTO dashboard_reset_tokens (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(hash)
+        .bind(user_id)
+        .bind(now)
+        .bind(expires)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The user of the unused, unexpired reset link with this hash.
+pub(super) async fn reset_user(db: &Db, hash: &[u8], now: Ts) -> DbResult<Option<User>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM dashboard_users WHERE id = \
+         (SELECT user_id FROM dashboard_reset_tokens WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2)"
+    );
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(hash).bind(now).fetch_optional(p).await?
+    }))
+}
+
+/// Uses the reset link with this hash in `tx` if it still works: the user's password
+/// becomes `password_hash`, every session of the user ends and the user's other reset
+/// links are deleted. The user's id, or `None` when the link did not work.
+pub(super) async fn take_reset(
+    tx: &mut Tx,
+    hash: &[u8],
+    now: Ts,
+    password_hash: &str,
+) -> DbResult<Option<Uuid>> {
+    Ok(dispatch_tx!(tx, t => {
+        let user: Option<Uuid> = sqlx::query_scalar(
+            "UPDATE dashboard_reset_tokens SET used_at = $2 \
+             WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id",
+        )
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(&mut **t)
+        .await?;
+        if let Some(id) = user {
+            sqlx::query("UPDATE dashboard_users SET password_hash = $2 WHERE id = $1")
+                .bind(id)
+                .bind(password_hash)
+                .execute(&mut **t)
+                .await?;
+            sqlx::query("DELETE FROM dashboard_sessions WHERE user_id = $1")
+                .bind(id)
+                .execute(&mut **t)
+                .await?;
+            sqlx::query("DELETE FROM dashboard_reset_tokens WHERE user_id = $1 AND token_hash <> $2")
+                .bind(id)
+                .bind(hash)
+                .execute(&mut **t)
+                .await?;
+        }
+        user
+    }))
+}
+
+/// Deletes reset links that were used or expired before `before`.
+pub(super) async fn purge_resets(db: &Db, before: Ts) -> DbResult<u64> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query("DELETE FROM dashboard_reset_tokens WHERE expires_at < $1 OR used_at < $1")
+            .bind(before)
+            .execute(p)
+            .await?
+            .rows_affected()
+    }))
+}

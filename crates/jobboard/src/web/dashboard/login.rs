@@ -120,23 +120,34 @@ pub async fn submit(
                 .map_err(IntoResponse::into_response)
         }
         sessions::Outcome::Locked { retry_after } => {
-            let secs = (retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0)).max(1);
-            let minutes = secs.div_ceil(60);
+            let (secs, wait) = wait_for(retry_after);
             let page = login_page(
                 &visitor,
                 email,
                 Some(format!(
-                    "Too many sign-in attempts for this account or from your network. Please try again in {minutes} minute{}.",
-                    if minutes == 1 { "" } else { "s" }
+                    "Too many sign-in attempts for this account or from your network. Please try again in {wait}."
                 )),
             );
-            let mut res = render_status(&page, StatusCode::TOO_MANY_REQUESTS)
+            let res = render_status(&page, StatusCode::TOO_MANY_REQUESTS)
                 .map_err(IntoResponse::into_response)?;
-            res.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-            Ok(res)
+            Ok(with_retry_after(res, secs))
         }
     }
+}
+
+/// The whole seconds of `retry_after` (at least one) and the wait in words ("3 minutes").
+pub(super) fn wait_for(retry_after: std::time::Duration) -> (u64, String) {
+    let secs = (retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0)).max(1);
+    let minutes = secs.div_ceil(60);
+    let words = format!("{minutes} minute{}", if minutes == 1 { "" } else { "s" });
+    (secs, words)
+}
+
+/// Adds `Retry-After: secs` to a refusal.
+pub(super) fn with_retry_after(mut res: Response, secs: u64) -> Response {
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    res
 }
 
 /// `GET /dashboard/logout`: signing out takes a form (a link could be followed by
@@ -176,7 +187,7 @@ fn setup_fields() -> Vec<FieldView> {
         FieldView::new("password", "Password", "password")
             .required()
             .autocomplete("new-password")
-            .hint(format!("At least {} characters.", password::MIN_LEN)),
+            .hint(password::hint()),
         FieldView::new("password_confirm", "The same password again", "password")
             .required()
             .autocomplete("new-password"),

@@ -25,6 +25,7 @@ mod jobs;
 mod keys;
 mod login;
 mod members;
+mod reset;
 mod session;
 mod staff;
 mod webhooks;
@@ -66,6 +67,18 @@ pub fn routes(state: &AppState) -> Router<AppState> {
             "/dashboard/logout",
             get(login::logout_page)
                 .post(login::logout)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/password-reset",
+            get(reset::request_form)
+                .post(reset::request_submit)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/password-reset/{token}",
+            get(reset::reset_form)
+                .post(reset::reset_submit)
                 .fallback(only(FORM)),
         )
         .route(
@@ -294,6 +307,9 @@ fn notice(code: &str) -> Option<&'static str> {
         "user_removed" => "The staff user was removed and signed out everywhere.",
         "password_changed" => "Your password was changed. Your other sessions have ended.",
         "signed_out" => "You have signed out.",
+        "password_reset" => {
+            "Your password was reset and every session of your account has ended. Sign in with the new password."
+        }
         "application_moved" => "The application was moved.",
         "webhook_saved" => "The subscription was saved. Events are delivered to it from now on.",
         "webhook_enabled" => "The subscription was enabled.",

@@ -194,6 +194,25 @@ impl FromRequest<AppState> for Posted {
     }
 }
 
+/// The client's address (behind trusted proxies, the forwarded one), which the password
+/// throttle counts attempts of.
+pub struct ClientAddr(pub Option<std::net::IpAddr>);
+
+impl FromRequestParts<AppState> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &AppState,
+    ) -> Result<Self, std::convert::Infallible> {
+        Ok(ClientAddr(crate::net::client_ip(
+            &parts.extensions,
+            &parts.headers,
+            &app.config.trusted_proxies,
+        )))
+    }
+}
+
 /// A visitor of the sign-in or setup page: the cookie their forms are bound to, and the
 /// token of those forms.
 pub struct Visitor {

@@ -1,5 +1,5 @@
 //! Settings > Staff users (list, add, remove) and Your password (change one's own, which
-//! signs one out everywhere else). A removed user's sessions end with them. Nobody
+//! signs one out everywhere else; wrong current passwords are throttled as sign-ins are). A removed user's sessions end with them. Nobody
 //! removes themselves here, so an organization keeps at least one user.
 
 use std::collections::HashMap;
@@ -14,15 +14,16 @@ use axum::{
 use super::{
     Nav, Posted, Staff, chrome,
     fields::{FieldView, Problem, fill, messages_of, values_of},
+    login::{wait_for, with_retry_after},
     params, path_id, render, render_status,
-    session::see_other,
+    session::{ClientAddr, see_other},
     when,
 };
 use crate::{
     app::AppState,
     domain::{
-        FieldError,
-        users::{self, password::MIN_LEN},
+        FieldError, sessions,
+        users::{self, password},
     },
     web::{
         error::PageError,
@@ -59,7 +60,8 @@ fn add_fields() -> Vec<FieldView> {
             .required()
             .autocomplete("new-password")
             .hint(format!(
-                "At least {MIN_LEN} characters. Give it to them in person or through a channel you trust; they can change it under Your password."
+                "{} Give it to them in person or through a channel you trust; they can change it under Your password.",
+                password::hint()
             )),
     ]
 }
@@ -171,7 +173,7 @@ fn password_fields() -> Vec<FieldView> {
         FieldView::new("new_password", "New password", "password")
             .required()
             .autocomplete("new-password")
-            .hint(format!("At least {MIN_LEN} characters.")),
+            .hint(password::hint()),
         FieldView::new("new_password_confirm", "The new password again", "password")
             .required()
             .autocomplete("new-password"),
@@ -200,35 +202,48 @@ pub async fn password_get(staff: Staff, RawQuery(q): RawQuery) -> Result<Respons
 }
 
 /// `POST /dashboard/settings/password`: changes the signed-in user's password; their
-/// other sessions end, this one goes on.
+/// other sessions end, this one goes on. Wrong current passwords are throttled as
+/// sign-ins are (`429` with `Retry-After`, the message beside the field).
 pub async fn change_password(
     State(app): State<AppState>,
+    ClientAddr(address): ClientAddr,
     posted: Posted,
 ) -> Result<Response, PageError> {
     let staff = &posted.staff;
     let form = &posted.form;
-    let refused = |messages: FieldMessages| {
-        render_status(
-            &password_page(staff, &messages, None),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        )
+    let refused = |messages: FieldMessages, status: StatusCode| {
+        render_status(&password_page(staff, &messages, None), status)
     };
     if form.get("new_password") != form.get("new_password_confirm") {
-        return refused(FieldMessages::of(&[FieldError::new(
-            "new_password_confirm",
-            "mismatch",
-            "The two new passwords differ.",
-        )]));
+        return refused(
+            FieldMessages::of(&[FieldError::new(
+                "new_password_confirm",
+                "mismatch",
+                "The two new passwords differ.",
+            )]),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        );
     }
     let input = form.to_input(&[
         ("current_password", FormValue::Required),
         ("new_password", FormValue::Required),
     ]);
-    let s = &staff.session;
-    match users::change_password(&app.db, s.org_id, s.user_id, Some(&s.id_hash), input).await {
-        Ok(()) => Ok(see_other(
+    let now = app.clock.now();
+    let policy = &app.config.dashboard;
+    match sessions::change_password(&app.db, &staff.session, address, input, now, policy).await {
+        Ok(sessions::Change::Done) => Ok(see_other(
             "/dashboard/settings/password?notice=password_changed",
         )),
-        Err(e) => refused(messages_of(e)?),
+        Ok(sessions::Change::Locked { retry_after }) => {
+            let (secs, wait) = wait_for(retry_after);
+            let message =
+                format!("Too many attempts with a wrong password. Please try again in {wait}.");
+            let res = refused(
+                FieldMessages::of(&[FieldError::new("current_password", "throttled", message)]),
+                StatusCode::TOO_MANY_REQUESTS,
+            )?;
+            Ok(with_retry_after(res, secs))
+        }
+        Err(e) => refused(messages_of(e)?, StatusCode::UNPROCESSABLE_ENTITY),
     }
 }

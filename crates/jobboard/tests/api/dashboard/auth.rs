@@ -1,5 +1,6 @@
-//! Signing in and out, sessions (idle and absolute expiry, rotation), the lockout, the
-//! setup link, and the cookies' attributes.
+//! Signing in and out, sessions (idle and absolute expiry, rotation), the limit per
+//! client address, the setup link, and the cookies' attributes (the throttle per account
+//! and client is in `accounts.rs`).
 
 use std::time::Duration;
 
@@ -12,7 +13,6 @@ backends!(
     the_sign_in_page_has_the_form,
     right_and_wrong_passwords,
     an_unknown_email_is_answered_like_a_wrong_password,
-    repeated_failures_lock_the_account,
     repeated_failures_lock_the_address,
     sessions_end_when_idle_and_at_their_end,
     signing_out_ends_the_session,
@@ -105,47 +105,6 @@ async fn an_unknown_email_is_answered_like_a_wrong_password(b: Backend) {
     assert_eq!(
         without_email(&known, "ada@example.com"),
         without_email(&unknown, "nobody@example.com")
-    );
-}
-
-async fn repeated_failures_lock_the_account(b: Backend) {
-    let t = TestApp::spawn(b).await;
-    add_user(&t, t.org_id, "ada@example.com").await;
-    let br = Browser::new(&t);
-    for _ in 0..5 {
-        br.sign_in("ada@example.com", "guess guess guess")
-            .await
-            .expect(422);
-        br.sign_in("ghost@example.com", "guess guess guess")
-            .await
-            .expect(422);
-    }
-    // The sixth attempt is refused, even with the right password.
-    let locked = br.sign_in("ada@example.com", PASSWORD).await;
-    locked.expect(429);
-    let message = text_of(&locked, "#login-error").unwrap();
-    assert!(
-        message.starts_with("Too many sign-in attempts"),
-        "{message}"
-    );
-    let retry: u64 = locked.header("retry-after").unwrap().parse().unwrap();
-    assert!((800..=900).contains(&retry), "{retry}");
-    // An email nobody has is locked alike: the lock tells nothing about who exists.
-    let ghost = br.sign_in("ghost@example.com", "guess guess guess").await;
-    assert_eq!(ghost.status, locked.status);
-    assert_eq!(text_of(&ghost, "#login-error").unwrap(), message);
-    // Other accounts are not locked.
-    add_user(&t, t.org_id, "grace@example.com").await;
-    redirect(
-        &Browser::new(&t)
-            .sign_in("grace@example.com", PASSWORD)
-            .await,
-    );
-    // When the window is over, the right password works again.
-    t.app.clock.advance(Duration::from_secs(15 * 60 + 1));
-    assert_eq!(
-        redirect(&br.sign_in("ada@example.com", PASSWORD).await),
-        "/dashboard"
     );
 }
 

@@ -1,12 +1,14 @@
 //! The dashboard: sign-in, sessions, anti-forgery, tenant isolation and each page's
 //! actions, through a browser-like client that keeps cookies and never follows redirects.
 
+mod accounts;
 mod audit;
 mod auth;
 mod forgery;
 mod isolation;
 mod jobs;
 mod pages;
+mod reset;
 mod settings;
 mod users_cli;
 
@@ -29,6 +31,19 @@ pub struct Browser<'a> {
 
 impl<'a> Browser<'a> {
     pub fn new(t: &'a TestApp) -> Browser<'a> {
+        Browser::with_headers(t, reqwest::header::HeaderMap::new())
+    }
+
+    /// A browser whose requests reach the server through a trusted proxy that names
+    /// `address` as the client (`X-Forwarded-For`; the test's config must trust
+    /// 127.0.0.1).
+    pub fn from_address(t: &'a TestApp, address: &str) -> Browser<'a> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("x-forwarded-for", address.parse().unwrap());
+        Browser::with_headers(t, headers)
+    }
+
+    fn with_headers(t: &'a TestApp, headers: reqwest::header::HeaderMap) -> Browser<'a> {
         jobboard::init_tls();
         Browser {
             t,
@@ -36,6 +51,7 @@ impl<'a> Browser<'a> {
                 .no_proxy()
                 .cookie_store(true)
                 .redirect(Policy::none())
+                .default_headers(headers)
                 .build()
                 .unwrap(),
         }

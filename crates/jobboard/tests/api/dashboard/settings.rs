@@ -295,7 +295,9 @@ async fn staff_users_are_added_and_removed(b: Backend) {
         .await;
     assert_eq!(
         text_of(&dup, "#f-email-error").as_deref(),
-        Some("Another dashboard user already has this email address.")
+        Some(
+            "This address cannot be used for a new staff user. If they have an account already, they sign in with it; otherwise choose another address."
+        )
     );
     let added = ada
         .submit(

@@ -49,6 +49,8 @@ async fn users_are_managed_from_the_command_line(b: Backend) {
     assert!(!ok && err.contains("no password"), "{err}");
     let (ok, _, err) = run_with_stdin(&db, &create, "short\n");
     assert!(!ok && err.contains("at least 12 characters"), "{err}");
+    let (ok, _, err) = run_with_stdin(&db, &create, "aaaaaaaaaaaa\n");
+    assert!(!ok && err.contains("too easy to guess"), "{err}");
     let (ok, _, err) = run_with_stdin(
         &db,
         &[
@@ -76,7 +78,10 @@ async fn users_are_managed_from_the_command_line(b: Backend) {
     let br = Browser::signed_in(&t, "ada@example.com").await;
     // The same address again is refused.
     let (ok, _, err) = run_with_stdin(&db, &create, &format!("{PASSWORD}\n"));
-    assert!(!ok && err.contains("already has this email"), "{err}");
+    assert!(
+        !ok && err.contains("cannot be used for a new staff user"),
+        "{err}"
+    );
     let (ok, out, _) = run_cli(&["users", "list", "--org", &org], &db);
     assert!(ok);
     assert!(
