@@ -18,6 +18,7 @@ mod cms_rules;
 mod dashboard;
 mod employer_mail;
 mod event_delivery;
+mod exposure;
 mod foundation;
 mod hardening;
 mod hardening_input;
