@@ -70,7 +70,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Serve(_) => serve::serve(config).await,
         Command::Migrate => serve::migrate(&config).await,
-        Command::Orgs(cmd) => orgs::run(&open(&config).await?, cmd).await,
+        Command::Orgs(cmd) => orgs::run(&open(&config).await?, &config, cmd).await,
         Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
         Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,

@@ -48,6 +48,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(26, "0026_rate_limit_groups"),
     migration!(27, "0027_counter_shards"),
     migration!(28, "0028_job_changes"),
+    migration!(30, "0030_domain_claims"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -10,6 +10,7 @@ mod board;
 mod board_apply;
 mod board_cms;
 mod board_cms_submit;
+mod board_domains;
 mod board_feeds;
 mod board_post;
 mod board_visits;
