@@ -1877,16 +1877,7 @@ async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
 
 /// The value of one `/metrics` series line (e.g. `jobboard_cache_stores_total{cache="jobs"}`).
 async fn metric(t: &TestApp, series: &str) -> f64 {
-    let text = t
-        .client
-        .get(format!("{}/metrics", t.base))
-        .bearer_auth(METRICS_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = t.metrics().await.text;
     text.lines()
         .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
         .unwrap_or_else(|| panic!("{series} not in /metrics"))
