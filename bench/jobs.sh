@@ -43,6 +43,8 @@ BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
 # again, so every run starts from the same data. Remove the file (or drop the database
 # jobboard_bench_seed_N) after a schema change.
 KEEP="${BENCH_KEEP:-}"
+# The servers serve /metrics behind this token (read by wait_for_index).
+export JOBBOARD_METRICS_TOKEN="${JOBBOARD_METRICS_TOKEN:-bench-metrics-token-0123456789}"
 
 if [ -n "${BENCH_BIN:-}" ]; then
   BIN="$BENCH_BIN"
@@ -265,7 +267,7 @@ wait_indexed() {
   local started=$SECONDS m
   [ "${JOBBOARD_SEARCH_INDEX_MB:-}" = 0 ] && return
   for _ in $(seq 1 6000); do
-    m=$(curl -fsS "http://127.0.0.1:$1/metrics" 2>/dev/null || true)
+    m=$(curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "http://127.0.0.1:$1/metrics" 2>/dev/null || true)
     if grep -q '^jobboard_search_indexes [1-9]' <<<"$m"; then
       echo "== search index ready after about $((SECONDS - started)) s, $(($(awk '/^jobboard_search_index_bytes /{printf "%d", $2}' <<<"$m") / 1048576)) MiB" >&2
       return

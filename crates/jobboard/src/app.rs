@@ -45,6 +45,8 @@ pub struct App {
     form_key: tokio::sync::OnceCell<Vec<u8>>,
     /// The time of the dashboard's sessions, sign-in limits and setup links.
     pub clock: crate::clock::Clock,
+    /// The address the HTTP server listens on, once bound (`listen` may name port 0).
+    local_addr: std::sync::OnceLock<std::net::SocketAddr>,
 }
 
 pub type AppState = Arc<App>;
@@ -101,7 +103,26 @@ impl App {
             views: Mutex::new(Vec::new()),
             form_key: tokio::sync::OnceCell::new(),
             clock: crate::clock::Clock::default(),
+            local_addr: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Notes the address the HTTP server was bound to (the first one noted stays).
+    pub fn set_local_addr(&self, addr: std::net::SocketAddr) {
+        let _ = self.local_addr.set(addr);
+    }
+
+    /// The origin of the listen address (`http://127.0.0.1:8080`): the address the
+    /// server was bound to, else `listen`; loopback when it listens on every interface.
+    pub fn listen_origin(&self) -> String {
+        let mut addr = self.local_addr.get().copied().unwrap_or(self.config.listen);
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr.ip() {
+                std::net::IpAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::IpAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}")
     }
 
     /// The key that signs the anti-forgery tokens of forms, read (or made) once.

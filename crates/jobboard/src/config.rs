@@ -179,6 +179,10 @@ pub struct Config {
     pub mail: crate::mail::MailConfig,
     /// Dashboard sessions and sign-in limits.
     pub dashboard: crate::domain::sessions::Policy,
+    /// Names the check of a claimed board domain (`crate::domain_check`) reaches at these
+    /// addresses (with their port) instead of asking DNS, as curl's `--resolve` does; set
+    /// by code (tests), not by the settings file. The address rules still apply.
+    pub domain_check_resolve: Vec<(String, SocketAddr)>,
 }
 
 /// A secret setting: never printed by `Debug`, so a logged configuration cannot leak it.
@@ -367,6 +371,7 @@ impl Config {
             },
             mail: crate::mail::MailConfig::resolve(l.mail)?,
             dashboard: resolve_dashboard(&l.dashboard)?,
+            domain_check_resolve: Vec::new(),
         })
     }
 }

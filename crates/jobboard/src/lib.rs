@@ -14,6 +14,7 @@ pub mod coalesce;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod domain_check;
 pub mod error;
 pub mod http;
 pub mod mail;

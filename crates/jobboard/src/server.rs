@@ -105,6 +105,9 @@ async fn run_with(
     ops: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    if let Ok(addr) = listener.local_addr() {
+        app.set_local_addr(addr);
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     let tasks = spawn_background(&app, stop_rx.clone());
     // Both listeners stop on the one signal.

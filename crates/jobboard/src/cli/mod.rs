@@ -79,7 +79,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => serve::migrate(&config).await,
         Command::Backup(args) => backup::backup(&config, args).await,
         Command::Restore(args) => backup::restore(&config, args).await,
-        Command::Orgs(cmd) => orgs::run(&open(&config).await?, cmd).await,
+        Command::Orgs(cmd) => orgs::run(&open(&config).await?, &config, cmd).await,
         Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
         Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,

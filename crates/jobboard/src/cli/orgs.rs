@@ -2,8 +2,12 @@
 
 use clap::Subcommand;
 use jobboard::{
+    config::Config,
     db::Db,
-    domain::{Input, orgs},
+    domain::{
+        Input,
+        orgs::{self, domains::Reserved},
+    },
 };
 use serde_json::{Map, Value};
 
@@ -25,7 +29,8 @@ pub enum OrgsCmd {
         id: i64,
         #[arg(long)]
         name: Option<String>,
-        /// The host name its board answers on; an empty value removes it.
+        /// The host name its board answers on, in use at once (staff claiming one in the
+        /// dashboard must prove it); an empty value removes it.
         #[arg(long)]
         domain: Option<String>,
         /// A line shown under the board's name; an empty value removes it.
@@ -54,9 +59,10 @@ pub enum OrgsCmd {
     List,
 }
 
-pub async fn run(db: &Db, cmd: OrgsCmd) -> anyhow::Result<()> {
+pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
+    let reserved = Reserved::of(config);
     match cmd {
-        OrgsCmd::Create { name, domain } => create(db, &name, domain.as_deref()).await,
+        OrgsCmd::Create { name, domain } => create(db, &name, domain.as_deref(), &reserved).await,
         OrgsCmd::Update {
             id,
             name,
@@ -99,14 +105,19 @@ pub async fn run(db: &Db, cmd: OrgsCmd) -> anyhow::Result<()> {
             if let Some(v) = mail_expiry_days {
                 changes.insert("mail_expiry_days".into(), v.into());
             }
-            update(db, id, changes).await
+            update(db, id, changes, &reserved).await
         }
         OrgsCmd::List => list(db).await,
     }
 }
 
-async fn create(db: &Db, name: &str, domain: Option<&str>) -> anyhow::Result<()> {
-    let org = orgs::create_with(db, name, domain)
+async fn create(
+    db: &Db,
+    name: &str,
+    domain: Option<&str>,
+    reserved: &Reserved,
+) -> anyhow::Result<()> {
+    let org = orgs::create_reserving(db, name, domain, reserved)
         .await
         .map_err(described)?;
     println!("Created organization {:?}", org.name);
@@ -114,9 +125,14 @@ async fn create(db: &Db, name: &str, domain: Option<&str>) -> anyhow::Result<()>
     Ok(())
 }
 
-async fn update(db: &Db, id: i64, changes: Map<String, Value>) -> anyhow::Result<()> {
+async fn update(
+    db: &Db,
+    id: i64,
+    changes: Map<String, Value>,
+    reserved: &Reserved,
+) -> anyhow::Result<()> {
     anyhow::ensure!(!changes.is_empty(), "nothing to change");
-    let org = orgs::update(db, id, Input::new(changes))
+    let org = orgs::update_reserving(db, id, Input::new(changes), reserved)
         .await
         .map_err(described)?;
     println!(

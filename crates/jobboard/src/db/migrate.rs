@@ -49,6 +49,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(27, "0027_counter_shards"),
     migration!(28, "0028_job_changes"),
     migration!(29, "0029_mail_recipients"),
+    migration!(30, "0030_domain_claims"),
     migration!(31, "0031_login_throttle"),
     migration!(32, "0032_password_reset"),
     migration!(33, "0033_alert_failures"),

@@ -86,8 +86,10 @@ fn build(state: AppState, extra: Router<AppState>) -> Router {
         state.clone(),
         auth::authenticate,
     ));
-    // With a separate operations listener, /metrics is served there only.
-    let metrics_here = state.config.metrics_listen.is_none();
+    // With a separate operations listener, /metrics is served there only; on this
+    // listener, which the public reaches, only behind a token.
+    let metrics_here =
+        state.config.metrics_listen.is_none() && state.config.metrics_token.is_some();
     let routes = Router::new()
         .nest("/api", api)
         .merge(docs::routes(doc))

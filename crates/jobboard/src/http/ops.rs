@@ -1,5 +1,6 @@
 //! Operational endpoints: liveness, readiness, metrics. No API key; `/metrics` takes a
-//! bearer token when `metrics_token` is set.
+//! bearer token when `metrics_token` is set, and is served on the main listener only
+//! then (else only on the `metrics_listen` listener, or not at all).
 
 use axum::{
     Json, Router,

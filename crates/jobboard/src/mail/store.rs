@@ -145,8 +145,9 @@ pub async fn enqueue(tx: &mut Tx, org_id: i64, msg: &Message) -> Result<Uuid, En
 }
 
 /// Mails anyone can ask the service to send to an address they type (an alert's
-/// confirmation): capped per recipient and day, whatever the form, organization or node.
-pub const ON_REQUEST_KINDS: &[&str] = &["alert_confirm"];
+/// confirmation, a dashboard password reset): capped per recipient and day, whatever the
+/// form, organization or node.
+pub const ON_REQUEST_KINDS: &[&str] = &["alert_confirm", "password_reset"];
 /// Most mails of [`ON_REQUEST_KINDS`] one recipient gets in 24 hours.
 pub const ON_REQUEST_DAILY_CAP: i64 = 10;
 

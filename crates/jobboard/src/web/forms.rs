@@ -222,10 +222,12 @@ pub fn verify(key: &[u8], binding: &str, token: &str, now: i64) -> bool {
     mac(key, binding, issued).verify_slice(&raw[8..]).is_ok()
 }
 
-/// True unless the post names another site as its origin: its `Origin` header (or,
-/// without one, its `Referer`) must have the request's own host. A post naming neither
-/// (not sent by a browser) passes here; its token still has to be valid.
-pub fn same_origin(headers: &HeaderMap, host: &str) -> bool {
+/// True unless the post names another origin than one of `allowed` (`https://host` or
+/// `http://host:port`; a `public_url` with a path counts by its origin): the scheme, host
+/// and port of its `Origin` header (or, without one, its `Referer`) must be one of them.
+/// A post naming neither (not sent by a browser) passes here; its token still has to be
+/// valid.
+pub fn same_origin(headers: &HeaderMap, allowed: &[String]) -> bool {
     let named = headers
         .get(header::ORIGIN)
         .or_else(|| headers.get(header::REFERER))
@@ -233,19 +235,24 @@ pub fn same_origin(headers: &HeaderMap, host: &str) -> bool {
     let Some(named) = named else {
         return true;
     };
-    if named == "null" {
+    let Some(named) = origin_of(named) else {
         return false;
+    };
+    allowed
+        .iter()
+        .filter_map(|a| origin_of(a))
+        .any(|a| a == named)
+}
+
+/// The origin (scheme, host, port with the scheme's default filled in) of an http(s)
+/// URL; `None` for anything else (`null`, opaque origins).
+fn origin_of(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
     }
-    let after_scheme = named.split_once("://").map_or("", |(_, rest)| rest);
-    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
-    let mut h = HeaderMap::new();
-    match authority.parse() {
-        Ok(v) => {
-            h.insert(header::HOST, v);
-            super::site::host_of(&h) == host
-        }
-        Err(_) => false,
-    }
+    let origin = url.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
 #[cfg(test)]
@@ -273,30 +280,29 @@ mod tests {
     }
 
     #[test]
-    fn origins() {
+    fn origins_match_by_scheme_host_and_port() {
         let h = |name: header::HeaderName, v: &str| {
             let mut m = HeaderMap::new();
             m.insert(name, v.parse().unwrap());
             m
         };
-        assert!(same_origin(
-            &h(header::ORIGIN, "https://jobs.example.com"),
-            "jobs.example.com"
-        ));
-        assert!(same_origin(
-            &h(header::ORIGIN, "http://127.0.0.1:8080"),
-            "127.0.0.1"
-        ));
-        assert!(!same_origin(
-            &h(header::ORIGIN, "https://evil.example"),
-            "jobs.example.com"
-        ));
-        assert!(!same_origin(&h(header::ORIGIN, "null"), "jobs.example.com"));
-        assert!(same_origin(
-            &h(header::REFERER, "https://jobs.example.com/jobs/x"),
-            "jobs.example.com"
-        ));
-        assert!(same_origin(&HeaderMap::new(), "jobs.example.com"));
+        let allowed = [
+            "https://jobs.example.com/base".to_string(),
+            "http://127.0.0.1:8080".to_string(),
+        ];
+        let ok = |name, v| same_origin(&h(name, v), &allowed);
+        assert!(ok(header::ORIGIN, "https://jobs.example.com"));
+        assert!(ok(header::ORIGIN, "https://JOBS.example.com:443"));
+        assert!(ok(header::ORIGIN, "http://127.0.0.1:8080"));
+        assert!(ok(header::REFERER, "https://jobs.example.com/jobs/x?y=1"));
+        assert!(!ok(header::ORIGIN, "http://jobs.example.com"), "scheme");
+        assert!(!ok(header::ORIGIN, "https://jobs.example.com:8443"), "port");
+        assert!(!ok(header::ORIGIN, "http://127.0.0.1:9090"), "port");
+        assert!(!ok(header::ORIGIN, "http://127.0.0.1"), "port");
+        assert!(!ok(header::ORIGIN, "https://evil.example"));
+        assert!(!ok(header::ORIGIN, "null"));
+        assert!(!ok(header::REFERER, "ftp://jobs.example.com/"));
+        assert!(same_origin(&HeaderMap::new(), &allowed));
     }
 
     #[test]

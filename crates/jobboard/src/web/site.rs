@@ -1,6 +1,6 @@
 //! Which board a request is for: the organization whose domain is the request's `Host`
-//! (port ignored), else organization 1; the absolute origin links are made from; the
-//! client's address.
+//! (port ignored), else organization 1; the origin absolute links are made from and the
+//! origins its forms may be posted from (never an unknown `Host`); the client's address.
 
 use std::net::IpAddr;
 
@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::PageError;
 use crate::{
-    app::AppState,
+    app::{App, AppState},
     domain::orgs::{self, Board, Org},
 };
 
@@ -25,6 +25,8 @@ pub struct Site {
     pub version: i64,
     /// The origin of absolute links (`https://jobs.example.com`, no trailing slash).
     pub origin: String,
+    /// The origins this board's forms may be posted from (see [`forms::same_origin`]).
+    pub form_origins: Vec<String>,
     /// The request's host name (lower-case, no port).
     pub host: String,
     /// The client's address (behind a trusted proxy, the forwarded one).
@@ -124,12 +126,16 @@ impl FromRequestParts<AppState> for Site {
             &parts.headers,
             &app.config.trusted_proxies,
         );
-        let origin = origin_for(app, &org, &host, &parts.headers);
+        let scheme = request_scheme(app, Some(&parts.extensions), &parts.headers);
+        let own = own_domain(&org, &host, scheme);
+        let origin = origin_for(app, own.as_deref());
+        let form_origins = form_origins(app, own);
         let theme = Theme::of(&org);
         Ok(Site {
             org,
             version,
             origin,
+            form_origins,
             host,
             client,
             theme,
@@ -137,27 +143,80 @@ impl FromRequestParts<AppState> for Site {
     }
 }
 
-/// The origin of absolute links: an organization's own domain keeps its host (with the
-/// scheme of `public_url`, else `https`); otherwise `public_url` when set, else the
-/// request's own host with `http`.
-fn origin_for(app: &AppState, org: &Org, host: &str, headers: &HeaderMap) -> String {
-    let public = app.config.public_url.trim_end_matches('/');
-    let public_scheme = public.split_once("://").map(|(s, _)| s);
-    if org.domain.as_deref() == Some(host) {
-        return format!("{}://{host}", public_scheme.unwrap_or("https"));
-    }
-    if !public.is_empty() {
-        return public.to_string();
-    }
-    let raw_host = headers
-        .get(header::HOST)
+/// The scheme a request came on: `X-Forwarded-Proto` when a proxy of
+/// `trusted_proxies` sent it (`extensions` carry the peer), else the scheme of
+/// `public_url` when set, else `http` (the server itself speaks plain HTTP).
+fn request_scheme(
+    app: &App,
+    extensions: Option<&axum::http::Extensions>,
+    headers: &HeaderMap,
+) -> &'static str {
+    let peer = extensions
+        .and_then(|e| e.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
+        .map(|c| c.0.ip());
+    let trusted = peer.is_some_and(|ip| app.config.trusted_proxies.iter().any(|c| c.contains(ip)));
+    let forwarded = headers
+        .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
-        .filter(|h| {
-            h.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-        })
-        .unwrap_or("localhost");
-    format!("http://{raw_host}")
+        .and_then(|v| v.split(',').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    match forwarded.as_deref() {
+        Some("https") if trusted => "https",
+        Some("http") if trusted => "http",
+        _ if app.config.public_url.starts_with("https://") => "https",
+        _ => "http",
+    }
+}
+
+/// `scheme://host` when `host` is the organization's own (verified) domain.
+fn own_domain(org: &Org, host: &str, scheme: &str) -> Option<String> {
+    (!host.is_empty() && org.domain.as_deref() == Some(host)).then(|| format!("{scheme}://{host}"))
+}
+
+/// The origin of absolute links, the one place they come from: the organization's own
+/// domain when the request came on it, else `public_url`, else the listen address. Never
+/// the request's `Host` otherwise, so a forged `Host` cannot put another site into
+/// canonical links, feeds or sitemaps.
+fn origin_for(app: &App, own: Option<&str>) -> String {
+    if let Some(own) = own {
+        return own.to_string();
+    }
+    let public = app.config.public_url.trim_end_matches('/');
+    if public.is_empty() {
+        app.listen_origin()
+    } else {
+        public.to_string()
+    }
+}
+
+/// The origins forms may be posted from: the organization's own domain when the request
+/// came on it, else the origin of `public_url` (when set); and always the listen address
+/// (which no other site can be).
+fn form_origins(app: &App, own: Option<String>) -> Vec<String> {
+    let mut origins = Vec::with_capacity(2);
+    match own {
+        Some(own) => origins.push(own),
+        None if !app.config.public_url.is_empty() => {
+            origins.push(app.config.public_url.clone());
+        }
+        None => {}
+    }
+    origins.push(app.listen_origin());
+    origins
+}
+
+/// The origins a form posted with `headers` may come from, for pages that do not load a
+/// [`Site`] (the dashboard): as for the board of the request's host.
+pub async fn form_origins_of(
+    app: &App,
+    extensions: Option<&axum::http::Extensions>,
+    headers: &HeaderMap,
+) -> Result<Vec<String>, PageError> {
+    let host = host_of(headers);
+    let board = orgs::board_for_host(&app.db, &host).await?;
+    let scheme = request_scheme(app, extensions, headers);
+    let own = board.and_then(|b| own_domain(&b.org, &host, scheme));
+    Ok(form_origins(app, own))
 }
 
 #[cfg(test)]

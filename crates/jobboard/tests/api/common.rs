@@ -18,6 +18,9 @@ use jobboard::{
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
+/// The `metrics_token` of test servers.
+pub const METRICS_TOKEN: &str = "test-metrics-token-0123456789";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -116,6 +119,8 @@ impl TestApp {
         config.listen = "127.0.0.1:0".parse().unwrap();
         config.db_max_connections = 8;
         config.webhooks.allow_private_targets = true;
+        // /metrics is served on the main listener only behind a token.
+        config.metrics_token = Some(jobboard::config::Secret(METRICS_TOKEN.into()));
         f(&mut config);
         let app = App::start(config).await.expect("start app");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -144,6 +149,15 @@ impl TestApp {
 
     pub fn db(&self) -> &Db {
         &self.app.db
+    }
+
+    /// `GET /metrics` with the test server's token ([`METRICS_TOKEN`]).
+    pub async fn metrics(&self) -> Resp {
+        self.req(Method::GET, "/metrics")
+            .no_key()
+            .header("authorization", &format!("Bearer {METRICS_TOKEN}"))
+            .send()
+            .await
     }
 
     /// The operations listener's address, when the config set `metrics_listen`.

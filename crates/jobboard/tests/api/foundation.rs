@@ -377,7 +377,7 @@ async fn operations_endpoints(b: Backend) {
     assert_eq!(r.body["status"], "ready");
     t.get("/categories").await.expect(200);
     t.get("/nope").await;
-    let r = t.req(Method::GET, "/metrics").no_key().send().await;
+    let r = t.metrics().await;
     r.expect(200);
     assert!(r.header("content-type").unwrap().starts_with("text/plain"));
     assert!(r.text.contains("jobboard_http_requests_total{route=\"/api/categories\",method=\"GET\",status=\"200\"} 1"), "{}", r.text);
@@ -397,7 +397,7 @@ async fn memory_budgets_are_applied_and_reported(b: Backend) {
     .await;
     // Lists are cached within their share of the rendered budget.
     t.get("/jobs").await.expect(200);
-    let r = t.req(Method::GET, "/metrics").no_key().send().await;
+    let r = t.metrics().await;
     r.expect(200);
     assert_eq!(
         gauge(&r.text, "jobboard_render_cache_budget_bytes"),

@@ -370,6 +370,7 @@ async fn metrics_token_guards_metrics(b: Backend) {
 async fn metrics_on_a_separate_listener(b: Backend) {
     let t = TestApp::spawn_with(b, |c| {
         c.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+        c.metrics_token = None;
     })
     .await;
     t.get("/categories").await.expect(200);

@@ -1408,7 +1408,7 @@ async fn lists_stay_exact_when_the_index_does_not_fit(b: Backend) {
     );
     assert_eq!(fresh(&t, &format!("categories={cat}")).await.1, 1);
     assert_eq!(fresh(&t, "locations=ly").await.1, 1);
-    let r = t.req(Method::GET, "/metrics").no_key().send().await;
+    let r = t.metrics().await;
     assert_eq!(gauge(&r.text, "jobboard_search_indexes"), 0.0, "{}", r.text);
     assert_eq!(
         gauge(&r.text, "jobboard_search_index_bytes"),
@@ -1481,13 +1481,16 @@ async fn a_starting_node_indexes_the_organizations_with_jobs(b: Backend) {
     let mut config = jobboard::config::Config::with_database(&t.database_url);
     config.scheduler = false;
     config.worker = false;
+    config.metrics_token = Some(jobboard::config::Secret(METRICS_TOKEN.into()));
     let other = jobboard::server::App::start(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let running = jobboard::server::spawn(other.clone(), listener).unwrap();
     let base = format!("http://{}", running.addr);
     let client = t.client.clone();
     let metrics = || {
-        let req = client.get(format!("{base}/metrics"));
+        let req = client
+            .get(format!("{base}/metrics"))
+            .bearer_auth(METRICS_TOKEN);
         async move { req.send().await.unwrap().text().await.unwrap() }
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -1694,6 +1697,7 @@ async fn a_write_on_another_node_is_seen_at_once(b: Backend) {
     let mut config = jobboard::config::Config::with_database(&t.database_url);
     config.scheduler = false;
     config.worker = false;
+    config.metrics_token = Some(jobboard::config::Secret(METRICS_TOKEN.into()));
     let other = jobboard::server::App::start(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let running = jobboard::server::spawn(other.clone(), listener).unwrap();
@@ -1873,15 +1877,7 @@ async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
 
 /// The value of one `/metrics` series line (e.g. `jobboard_cache_stores_total{cache="jobs"}`).
 async fn metric(t: &TestApp, series: &str) -> f64 {
-    let text = t
-        .client
-        .get(format!("{}/metrics", t.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = t.metrics().await.text;
     text.lines()
         .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
         .unwrap_or_else(|| panic!("{series} not in /metrics"))

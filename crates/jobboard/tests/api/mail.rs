@@ -72,11 +72,7 @@ pub(crate) async fn stored(t: &TestApp, id: Uuid) -> store::Mail {
 
 /// The value of a metric line `name value`.
 pub(crate) async fn metric(t: &TestApp, name: &str) -> f64 {
-    let r = t
-        .req(reqwest::Method::GET, "/metrics")
-        .no_key()
-        .send()
-        .await;
+    let r = t.metrics().await;
     r.expect(200);
     r.text
         .lines()

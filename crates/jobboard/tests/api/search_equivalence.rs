@@ -302,11 +302,7 @@ async fn five_hundred_queries(b: Backend, index: bool) {
     assert!(checked_pages >= 500);
     // The lists were answered by the index (the node's start may also have indexed the
     // other organization), or without one.
-    let r = t
-        .req(reqwest::Method::GET, "/metrics")
-        .no_key()
-        .send()
-        .await;
+    let r = t.metrics().await;
     let indexes = gauge(&r.text, "jobboard_search_indexes");
     if index {
         assert!(indexes >= 1.0, "{}", r.text);

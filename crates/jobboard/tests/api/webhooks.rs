@@ -876,7 +876,7 @@ async fn delete_discards_pending_deliveries(b: Backend) {
     emit(&t, "job.updated", json!({})).await;
     drain(&t.app).await;
     assert_eq!(store::pending_count(t.db()).await.unwrap(), 2);
-    let m = t.get("/metrics").await;
+    let m = t.metrics().await;
     assert!(
         m.text.contains("jobboard_webhook_deliveries_pending 2"),
         "{}",
@@ -884,7 +884,7 @@ async fn delete_discards_pending_deliveries(b: Backend) {
     );
     t.delete(&format!("/webhooks/{sub}")).await.expect(200);
     assert_eq!(store::pending_count(t.db()).await.unwrap(), 0);
-    let m = t.get("/metrics").await;
+    let m = t.metrics().await;
     assert!(m.text.contains("jobboard_webhook_deliveries_pending 0"));
     let far = Ts::now().plus(chrono::Duration::hours(1));
     assert_eq!(drain_with(&t.app, Clock::At(far)).await, 0);

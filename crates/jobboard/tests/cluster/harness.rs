@@ -112,6 +112,10 @@ pub fn last_line(out: &str) -> String {
     out.lines().last().unwrap_or("").trim().to_string()
 }
 
+/// The `metrics_token` of the cluster's nodes (their `/metrics` tells which node
+/// answered what).
+pub const METRICS_TOKEN: &str = "cluster-metrics-token-0123456789";
+
 /// One `jobboard serve` process.
 pub struct Node {
     pub port: u16,
@@ -134,6 +138,7 @@ impl Node {
             .env("JOBBOARD_WEBHOOK_RETRY_SCHEDULE", "1,1,1,1,1,1,1,1")
             .env("JOBBOARD_TRUSTED_PROXIES", "127.0.0.1")
             .env("JOBBOARD_DB_MAX_CONNECTIONS", "8")
+            .env("JOBBOARD_METRICS_TOKEN", METRICS_TOKEN)
             .args(["--database", database, "serve", "--listen"])
             .arg(format!("127.0.0.1:{port}"))
             .args(["--public-url", public_url])
@@ -377,6 +382,7 @@ impl Cluster {
             let text = self
                 .client
                 .get(format!("{}/metrics", n.base))
+                .bearer_auth(METRICS_TOKEN)
                 .send()
                 .await
                 .expect("a node's /metrics")

@@ -2,6 +2,7 @@
 //! also has a public board: the host name it answers on, its look (name, tagline, logo,
 //! accent colour) and whether visitors may post jobs.
 
+pub mod domains;
 mod store;
 
 use serde::Serialize;
@@ -141,8 +142,19 @@ pub async fn create(db: &Db, name: &str) -> Result<Org> {
     create_with(db, name, None).await
 }
 
-/// Creates an organization whose board answers `domain`.
+/// Creates an organization whose board answers `domain` (set directly: the operator's
+/// way; loopback names and addresses are refused).
 pub async fn create_with(db: &Db, name: &str, domain: Option<&str>) -> Result<Org> {
+    create_reserving(db, name, domain, &domains::Reserved::builtin()).await
+}
+
+/// [`create_with`], also refusing the service's own host names of `reserved`.
+pub async fn create_reserving(
+    db: &Db,
+    name: &str,
+    domain: Option<&str>,
+    reserved: &domains::Reserved,
+) -> Result<Org> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(Error::field(
@@ -164,10 +176,20 @@ pub async fn create_with(db: &Db, name: &str, domain: Option<&str>) -> Result<Or
             "Must be a host name such as jobs.example.com.",
         ));
     }
-    match store::create(db, name, domain.as_deref()).await {
-        Err(e) if e.is_unique() => Err(domain_taken()),
-        other => Ok(other?),
+    // A new organization is never organization 1 unless the database is empty.
+    if let Some(d) = &domain
+        && count(db).await? > 0
+    {
+        reserved.check(i64::MAX, d)?;
     }
+    let org = match store::create(db, name, domain.as_deref()).await {
+        Err(e) if e.is_unique() => return Err(domain_taken()),
+        other => other?,
+    };
+    if let Some(d) = &org.domain {
+        store::clear_claims(db, org.id, d).await?;
+    }
+    Ok(org)
 }
 
 fn domain_taken() -> Error {
@@ -183,13 +205,40 @@ pub async fn update(db: &Db, id: i64, body: Input) -> Result<Org> {
     update_with(db, id, changes).await
 }
 
-/// Applies checked changes to organization `id`.
+/// Applies the changes of `body` to organization `id`, also refusing a domain among the
+/// service's own host names of `reserved` (the command line's way: a domain given here
+/// is in use at once, without proof).
+pub async fn update_reserving(
+    db: &Db,
+    id: i64,
+    body: Input,
+    reserved: &domains::Reserved,
+) -> Result<Org> {
+    let changes = OrgChanges::parse(body)?;
+    update_checked(db, id, changes, reserved).await
+}
+
+/// Applies checked changes to organization `id` (a domain among them is in use at once;
+/// loopback names and addresses are refused).
 pub async fn update_with(db: &Db, id: i64, c: OrgChanges) -> Result<Org> {
+    update_checked(db, id, c, &domains::Reserved::builtin()).await
+}
+
+async fn update_checked(
+    db: &Db,
+    id: i64,
+    c: OrgChanges,
+    reserved: &domains::Reserved,
+) -> Result<Org> {
     let mut org = get(db, id).await?;
     if let Some(v) = c.name {
         org.name = v;
     }
-    if let Some(v) = c.domain.patch() {
+    let domain_set = c.domain.patch();
+    if let Some(Some(d)) = &domain_set {
+        reserved.check(id, d)?;
+    }
+    if let Some(v) = domain_set.clone() {
         org.domain = v;
     }
     if let Some(v) = c.tagline.patch() {
@@ -213,10 +262,15 @@ pub async fn update_with(db: &Db, id: i64, c: OrgChanges) -> Result<Org> {
     if let Some(v) = c.mail_applications {
         org.mail_applications = v;
     }
-    match store::update(db, &org).await {
-        Err(e) if e.is_unique() => Err(domain_taken()),
-        other => Ok(other?),
+    let org = match store::update(db, &org).await {
+        Err(e) if e.is_unique() => return Err(domain_taken()),
+        other => other?,
+    };
+    if let Some(Some(d)) = &domain_set {
+        // Set by an operator: claims of it (this organization's, and others') are moot.
+        store::clear_claims(db, id, d).await?;
     }
+    Ok(org)
 }
 
 /// One organization.

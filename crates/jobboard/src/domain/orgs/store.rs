@@ -1,9 +1,9 @@
 //! Organizations as stored.
 
-use super::{Board, Org};
+use super::{Board, Org, domains::Claim};
 use crate::{
     db::{Db, DbResult},
-    dispatch,
+    dispatch, dispatch_tx,
     domain::Ts,
 };
 
@@ -90,4 +90,115 @@ pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board
         org: r.org,
         version: r.version,
     }))
+}
+
+/// The organization whose board answers `host`, if any.
+pub(super) async fn domain_holder(db: &Db, host: &str) -> DbResult<Option<i64>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT id FROM organizations WHERE domain = $1")
+            .bind(host)
+            .fetch_optional(p)
+            .await?
+    }))
+}
+
+const CLAIM_COLUMNS: &str = "org_id, domain, token, created_at";
+
+pub(super) async fn claim_of(db: &Db, org_id: i64) -> DbResult<Option<Claim>> {
+    let sql = format!("SELECT {CLAIM_COLUMNS} FROM domain_claims WHERE org_id = $1");
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_optional(p).await?
+    }))
+}
+
+pub(super) async fn claim_with_token(db: &Db, token: &str) -> DbResult<Option<Claim>> {
+    let sql = format!("SELECT {CLAIM_COLUMNS} FROM domain_claims WHERE token = $1");
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(token).fetch_optional(p).await?
+    }))
+}
+
+/// Stores `c` as its organization's one claim (replacing an earlier one).
+pub(super) async fn put_claim(db: &Db, c: &Claim) -> DbResult<()> {
+    dispatch!(db.writer(), p => {
+        sqlx::query(
+            "INSERT INTO domain_claims (org_id, domain, token, created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (org_id) DO UPDATE SET domain = excluded.domain, token = excluded.token, \
+             created_at = excluded.created_at",
+        )
+        .bind(c.org_id)
+        .bind(&c.domain)
+        .bind(&c.token)
+        .bind(c.created_at)
+        .execute(p)
+        .await?;
+    });
+    Ok(())
+}
+
+pub(super) async fn withdraw_claim(db: &Db, org_id: i64) -> DbResult<()> {
+    dispatch!(db.writer(), p => {
+        sqlx::query("DELETE FROM domain_claims WHERE org_id = $1")
+            .bind(org_id)
+            .execute(p)
+            .await?;
+    });
+    Ok(())
+}
+
+/// Withdraws organization `org_id`'s claim and every claim of `domain`.
+pub(super) async fn clear_claims(db: &Db, org_id: i64, domain: &str) -> DbResult<()> {
+    dispatch!(db.writer(), p => {
+        sqlx::query("DELETE FROM domain_claims WHERE org_id = $1 OR domain = $2")
+            .bind(org_id)
+            .bind(domain)
+            .execute(p)
+            .await?;
+    });
+    Ok(())
+}
+
+/// Removes organization `org_id`'s domain and its claim, in one transaction.
+pub(super) async fn remove_domain(db: &Db, org_id: i64) -> DbResult<()> {
+    let mut tx = db.begin().await?;
+    dispatch_tx!(&mut tx, t => {
+        sqlx::query("DELETE FROM domain_claims WHERE org_id = $1")
+            .bind(org_id)
+            .execute(&mut **t)
+            .await?;
+        sqlx::query("UPDATE organizations SET domain = NULL WHERE id = $1 AND domain IS NOT NULL")
+            .bind(org_id)
+            .execute(&mut **t)
+            .await?;
+    });
+    tx.commit().await
+}
+
+/// In one transaction: `None` unless `c` is still pending; else the organization with
+/// `c.domain` as its domain, every claim of that domain withdrawn. A unique violation
+/// when another organization holds the domain.
+pub(super) async fn activate(db: &Db, c: &Claim) -> DbResult<Option<Org>> {
+    let mut tx = db.begin().await?;
+    let sql = format!(
+        "UPDATE organizations SET domain = $3 WHERE id = $1 AND EXISTS \
+         (SELECT 1 FROM domain_claims WHERE org_id = $1 AND token = $2 AND domain = $3) \
+         RETURNING {COLUMNS}"
+    );
+    let org: Option<Org> = dispatch_tx!(&mut tx, t => {
+        let org = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(c.org_id)
+            .bind(&c.token)
+            .bind(&c.domain)
+            .fetch_optional(&mut **t)
+            .await?;
+        if org.is_some() {
+            sqlx::query("DELETE FROM domain_claims WHERE domain = $1")
+                .bind(&c.domain)
+                .execute(&mut **t)
+                .await?;
+        }
+        org
+    });
+    tx.commit().await?;
+    Ok(org)
 }

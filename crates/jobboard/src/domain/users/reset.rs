@@ -23,7 +23,10 @@ use crate::{
         links,
         sessions::{Policy, throttle},
     },
-    mail::{message::Message, store::enqueue},
+    mail::{
+        message::Message,
+        store::{enqueue, on_request_allowed},
+    },
     request,
 };
 
@@ -108,6 +111,18 @@ pub async fn request(
         user.email
     );
     let mut tx = db.begin().await?;
+    // Mail anyone can ask for: capped per recipient and day, across forms and nodes.
+    if !on_request_allowed(
+        &mut tx,
+        &crate::domain::links::email_identity(&user.email),
+        now,
+    )
+    .await?
+    {
+        tx.commit().await?;
+        tracing::info!(user_id = %user.id, "password reset not mailed: the recipient's daily cap is reached");
+        return Ok(Requested::Accepted);
+    }
     store::insert_reset(
         &mut tx,
         &digest(&token),

@@ -42,7 +42,7 @@ pub(super) async fn screen(
     binding: &str,
     unsaved: &str,
 ) -> Result<Screened, PageError> {
-    if !forms::same_origin(headers, &site.host) {
+    if !forms::same_origin(headers, &site.form_origins) {
         return Ok(Screened::Refused(
             PageError::new(
                 StatusCode::FORBIDDEN,

@@ -25,6 +25,7 @@ mod post;
 mod query;
 mod sitemap;
 mod visits;
+mod well_known;
 
 use std::future::Future;
 
@@ -68,6 +69,10 @@ pub fn routes() -> Router<AppState> {
             get(cms_submit::show).post(cms_submit::submit),
         )
         .route("/c/{collection}/{id}", get(cms::item))
+        .route(
+            "/.well-known/jobboard-domain/{token}",
+            get(well_known::domain_token),
+        )
 }
 
 /// `Cache-Control` of public pages and feeds: browsers revalidate every time (with the

@@ -203,6 +203,10 @@ pub fn routes(state: &AppState) -> Router<AppState> {
             get(board::page_get).post(board::save).fallback(only(FORM)),
         )
         .route(
+            "/dashboard/settings/board/verify",
+            post(board::verify).fallback(only(POST)),
+        )
+        .route(
             "/dashboard/settings/staff",
             get(staff::page_get).post(staff::add).fallback(only(FORM)),
         )
@@ -303,6 +307,10 @@ fn notice(code: &str) -> Option<&'static str> {
         "deleted" => "The job was deleted.",
         "revoked" => "The key was revoked. Requests with it are refused from now on.",
         "board_saved" => "The board's settings were saved.",
+        "domain_claimed" => {
+            "The board's settings were saved. The new domain is in use once verified (below)."
+        }
+        "domain_verified" => "The domain was verified. The board answers on it now.",
         "user_added" => "The staff user was added. They can sign in now.",
         "user_removed" => "The staff user was removed and signed out everywhere.",
         "password_changed" => "Your password was changed. Your other sessions have ended.",

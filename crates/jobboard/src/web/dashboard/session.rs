@@ -171,7 +171,10 @@ impl FromRequest<AppState> for Posted {
         let (mut parts, body) = req.into_parts();
         let staff = Staff::from_request_parts(&mut parts, app).await?;
         let audit = parts.extensions.get::<super::audit::Slot>().cloned();
-        if !forms::same_origin(&parts.headers, &site::host_of(&parts.headers)) {
+        let origins = site::form_origins_of(app, Some(&parts.extensions), &parts.headers)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        if !forms::same_origin(&parts.headers, &origins) {
             tracing::warn!(user_id = %staff.session.user_id, "dashboard form from another origin refused");
             return Err(refused());
         }
@@ -257,7 +260,10 @@ impl Visitor {
     /// Checks a posted sign-in or setup form: same origin, and a token bound to the
     /// visitor's cookie. `Err` is the answer to send.
     pub async fn check(app: &App, headers: &HeaderMap, form: &FormData) -> Result<(), Response> {
-        if !forms::same_origin(headers, &site::host_of(headers)) {
+        let origins = site::form_origins_of(app, None, headers)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        if !forms::same_origin(headers, &origins) {
             return Err(refused());
         }
         let Some(cookie) = read_cookie(headers, &cookie_name(app, LOGIN)) else {
