@@ -58,6 +58,18 @@ pub fn sel(s: &str) -> Selector {
     Selector::parse(s).unwrap()
 }
 
+/// The anti-forgery token (`_token`) of the first form of a board page.
+pub fn form_token(page: &Resp) -> String {
+    page.html()
+        .select(&sel("input[name=_token]"))
+        .next()
+        .unwrap_or_else(|| panic!("no form token on the page: {}", page.text))
+        .value()
+        .attr("value")
+        .unwrap()
+        .to_string()
+}
+
 /// The slugs a list page links to, in order.
 pub fn listed(doc: &Html) -> Vec<String> {
     doc.select(&sel("ol.jobs li h2 a"))

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{
     backends,
-    board::{job, post_form, sel},
+    board::{form_token, job, post_form, sel},
     common::*,
 };
 
@@ -419,16 +419,7 @@ async fn email_addresses_refuse_format_characters_at_every_door(b: Backend) {
     // The board's application form.
     let slug = job(&t, json!({"title": "Baker", "how_to_apply_method": "form"})).await;
     let path = format!("/jobs/{slug}/apply");
-    let page = t.page(&path).await;
-    let doc = page.html();
-    let token = doc
-        .select(&sel("input[name=_token]"))
-        .next()
-        .unwrap()
-        .value()
-        .attr("value")
-        .unwrap()
-        .to_string();
+    let token = form_token(&t.page(&path).await);
     let r = post_form(
         &t,
         &path,

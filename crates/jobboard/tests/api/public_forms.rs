@@ -17,9 +17,9 @@ use serde_json::json;
 
 use crate::{
     backends,
-    board::{post_form, sel},
+    board::{form_token, post_form, sel},
     common::*,
-    mail::with_smtp,
+    mail::mail_to,
     smtp_sink::SmtpSink,
 };
 
@@ -31,12 +31,10 @@ backends!(
 );
 
 async fn spawn(b: Backend, sink: &SmtpSink) -> TestApp {
-    let url = sink.url();
+    let mailing = mail_to(sink, &[60]);
     TestApp::spawn_with(b, move |c: &mut Config| {
-        c.worker = false;
-        c.scheduler = false;
+        mailing(c);
         c.form_limit = 100;
-        c.mail = with_smtp(&c.mail, &url, vec![Duration::from_secs(60)]);
     })
     .await
 }
@@ -234,16 +232,7 @@ async fn deceptive_apply_links_are_refused_and_the_host_is_shown(b: Backend) {
             .await;
         r.expect_error(422, "validation_failed");
         // The board's form refuses it beside the field.
-        let page = t.page("/post-a-job").await;
-        let token = page
-            .html()
-            .select(&sel("input[name=_token]"))
-            .next()
-            .unwrap()
-            .value()
-            .attr("value")
-            .unwrap()
-            .to_string();
+        let token = form_token(&t.page("/post-a-job").await);
         let r = post_form(
             &t,
             "/post-a-job",

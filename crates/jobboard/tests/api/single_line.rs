@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use jobboard::{
-    config::Config,
     db::Ts,
     dispatch,
     domain::{Input, alerts, orgs},
@@ -17,9 +16,9 @@ use serde_json::{Value, json};
 
 use crate::{
     backends,
-    board::{job, post_form, sel},
+    board::{form_token, job, post_form, sel},
     common::*,
-    mail::with_smtp,
+    mail::mail_to,
     smtp_sink::SmtpSink,
 };
 
@@ -121,12 +120,7 @@ async fn line_breaks_are_refused_by_the_api(b: Backend) {
 async fn token(t: &TestApp, path: &str) -> String {
     let r = t.page(path).await;
     r.expect(200);
-    let doc = r.html();
-    let input = doc
-        .select(&sel("input[name=_token]"))
-        .next()
-        .expect("a token");
-    input.value().attr("value").unwrap().to_string()
+    form_token(&r)
 }
 
 /// The message shown beside field `name` of a refused form.
@@ -215,13 +209,7 @@ async fn a_board_name_is_one_line(b: Backend) {
 }
 
 async fn spawn_with_mail(b: Backend, sink: &SmtpSink) -> TestApp {
-    let url = sink.url();
-    TestApp::spawn_with(b, move |c: &mut Config| {
-        c.worker = false;
-        c.scheduler = false;
-        c.mail = with_smtp(&c.mail, &url, vec![Duration::from_secs(60)]);
-    })
-    .await
+    TestApp::spawn_with(b, mail_to(sink, &[60])).await
 }
 
 /// An active instant alert of `org` for every live job, made through the subscription
