@@ -47,9 +47,10 @@ fn replacement(bytes: &[u8]) -> Option<Vec<u8>> {
         .strip_prefix("HTTP/1.1 ")
         .or_else(|| head.strip_prefix("HTTP/1.0 "))?
         .get(..3)?;
-    if !head
-        .to_ascii_lowercase()
-        .contains("\r\ncontent-length: 0\r\n")
+    if !matches!(status, "400" | "414" | "431")
+        || !head
+            .to_ascii_lowercase()
+            .contains("\r\ncontent-length: 0\r\n")
     {
         return None;
     }
