@@ -75,17 +75,26 @@ fn lock_file(db: &Path) -> anyhow::Result<File> {
 }
 
 /// The shared lock a process holds while it has the database at `db` open; refused
-/// while a restore replaces it.
-pub(super) fn hold_shared(db: &Path) -> anyhow::Result<File> {
-    let f = lock_file(db)?;
+/// while a restore replaces it. Where no lock file can be made (a read-only folder) the
+/// database opens without one, with a warning: only `restore` then cannot tell it is in
+/// use.
+pub(super) fn hold_shared(db: &Path) -> anyhow::Result<Option<File>> {
+    let f = match lock_file(db) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "no lock file beside the database; restore cannot tell it is in use");
+            return Ok(None);
+        }
+    };
     match f.try_lock_shared() {
-        Ok(()) => Ok(f),
+        Ok(()) => Ok(Some(f)),
         Err(TryLockError::WouldBlock) => anyhow::bail!(
             "{} is being restored from a backup; start again once the restore is done",
             db.display()
         ),
         Err(TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("locking {}", with_suffix(db, "-lock").display()))
+            tracing::warn!(error = %e, "the database's lock file cannot be locked; restore cannot tell it is in use");
+            Ok(None)
         }
     }
 }

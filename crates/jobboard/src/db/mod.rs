@@ -285,9 +285,7 @@ impl Db {
             let file_lock = if memory {
                 None
             } else {
-                Some(std::sync::Arc::new(backup::hold_shared(
-                    opts.get_filename(),
-                )?))
+                backup::hold_shared(opts.get_filename())?.map(std::sync::Arc::new)
             };
             let write = SqlitePoolOptions::new()
                 .max_connections(1)
