@@ -13,7 +13,8 @@ backends!(
     setting_up_needs_a_right_code,
     sign_in_asks_for_a_code_once_per_step,
     turning_off_needs_the_password_and_a_code,
-    an_organization_can_require_two_factor
+    an_organization_can_require_two_factor,
+    a_pending_sign_in_is_bound_to_its_browser
 );
 
 const SETUP: &str = "/dashboard/settings/two-factor/setup";
@@ -453,4 +454,89 @@ async fn an_organization_can_require_two_factor(b: Backend) {
     );
     assert!(ok, "{err}");
     assert!(out.contains("not required"), "{out}");
+}
+
+/// The value of cookie `name` that a response sets (its only cookie).
+fn set_cookie(r: &Resp, name: &str) -> String {
+    r.header("set-cookie")
+        .and_then(|v| v.split(';').next())
+        .and_then(|pair| pair.split_once('='))
+        .filter(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+        .unwrap_or_else(|| panic!("no {name} cookie set"))
+}
+
+async fn a_pending_sign_in_is_bound_to_its_browser(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    add_user(&t, t.org_id, "ada@example.com").await;
+    let setup = Browser::signed_in(&t, "ada@example.com").await;
+    let (secret, _) = set_up(&t, &setup).await;
+    next_step(&t);
+    // The victim's browser passes the password step.
+    let br = Browser::new(&t);
+    let login = br.get("/dashboard/login").await;
+    let visitor = set_cookie(&login, "jobboard_login");
+    let r = br
+        .post(
+            "/dashboard/login",
+            &[
+                ("email", "ada@example.com"),
+                ("password", PASSWORD),
+                ("csrf", &csrf_of(&login)),
+            ],
+        )
+        .await;
+    assert_eq!(redirect(&r), SECOND);
+    let pending = set_cookie(&r, "jobboard_2fa");
+    // Another browser with the pending cookie but its own sign-in cookie gets nothing.
+    let plain = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |cookies: String| {
+        let plain = plain.clone();
+        let url = format!("{}{SECOND}", t.base);
+        async move {
+            Resp::read(
+                plain
+                    .get(url)
+                    .header("cookie", cookies)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+        }
+    };
+    let thief = get(format!(
+        "jobboard_login=someone-else; jobboard_2fa={pending}"
+    ))
+    .await;
+    assert_eq!(
+        redirect(&thief),
+        "/dashboard/login?notice=two_factor_expired"
+    );
+    // With both cookies of the browser it is the second step.
+    get(format!("jobboard_login={visitor}; jobboard_2fa={pending}"))
+        .await
+        .expect(200);
+    // The second step's form is refused without its token or from another site.
+    br.post(SECOND, &[("code", &code(&t, &secret, 0))])
+        .await
+        .expect(403);
+    let token = br.csrf(SECOND).await;
+    br.post_from(
+        SECOND,
+        &[("code", &code(&t, &secret, 0)), ("csrf", &token)],
+        Some("https://evil.example"),
+    )
+    .await
+    .expect(403);
+    assert_eq!(redirect(&br.get("/dashboard").await), "/dashboard/login");
+    // The browser itself finishes.
+    let r = br
+        .submit(SECOND, SECOND, &[("code", &code(&t, &secret, 0))])
+        .await;
+    assert_eq!(redirect(&r), "/dashboard");
 }
