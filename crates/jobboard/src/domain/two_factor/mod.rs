@@ -113,7 +113,7 @@ fn new_recovery_codes() -> (Vec<String>, Vec<Vec<u8>>) {
 }
 
 /// A secret being set up, as the page shows it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SetupView {
     /// The `otpauth://` link (also what the QR code holds).
     pub uri: String,
@@ -121,6 +121,13 @@ pub struct SetupView {
     pub grouped: String,
     /// The QR code of `uri` as an SVG element (attributes only, no styles).
     pub svg: String,
+}
+
+impl std::fmt::Debug for SetupView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is never written to a log.
+        f.write_str("SetupView { .. }")
+    }
 }
 
 /// How a secret being set up for `account` of the organization named `org_name` is shown.
@@ -237,7 +244,7 @@ pub async fn turn_off(db: &Db, id: Uuid) -> Result<()> {
 }
 
 /// A sign-in whose password was right, waiting for its second step.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Clone, sqlx::FromRow)]
 pub struct Pending {
     pub user_id: Uuid,
     pub org_id: i64,
@@ -246,6 +253,17 @@ pub struct Pending {
     /// When the user sets two-factor sign-in up in this step (their organization requires
     /// it), the secret they are shown.
     pub setup_secret: Option<String>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret being set up is never written to a log.
+        f.debug_struct("Pending")
+            .field("user_id", &self.user_id)
+            .field("org_id", &self.org_id)
+            .field("setup", &self.setup_secret.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What the password step leaves for `user`: a pending sign-in (its id, for a cookie)

@@ -108,6 +108,22 @@ fn recovery_codes(page: &Resp) -> Vec<String> {
         .collect()
 }
 
+/// The actions of the organization's audit log, newest first.
+async fn audit_actions(t: &TestApp) -> Vec<String> {
+    let r = t
+        .req(reqwest::Method::GET, "/audit")
+        .key(&t.key)
+        .send()
+        .await;
+    r.expect(200);
+    r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Sets two-factor sign-in up for the signed-in `br`: the secret and the recovery codes.
 async fn set_up(t: &TestApp, br: &Browser<'_>) -> (String, Vec<String>) {
     let r = br
@@ -213,6 +229,12 @@ async fn setting_up_needs_a_right_code(b: Backend) {
             .contains("is on")
     );
     assert!(!status.text.contains(&codes[0]), "shown once only");
+    // The audit log has the setup and its confirmation (without the code).
+    let actions = audit_actions(&t).await;
+    assert_eq!(
+        actions[..2],
+        ["two_factor.enabled", "two_factor.setup_started"]
+    );
     // The setup page has nothing to show any more.
     assert_eq!(
         redirect(&ada.get(SETUP).await),
@@ -418,6 +440,8 @@ async fn an_organization_can_require_two_factor(b: Backend) {
             .is_some_and(|c| c.contains("jobboard_session="))
     );
     br.get("/dashboard").await.expect(200);
+    // The audit log has the sign-in (only the finished one).
+    assert_eq!(audit_actions(&t).await, ["signed_in"]);
     // Settings show the rule; it cannot be turned off while required.
     let status = br.get("/dashboard/settings/two-factor").await;
     assert!(
