@@ -355,7 +355,7 @@ pub async fn second_step(
         None if verify(db, p.user_id, code, now).await? => None,
         None => return Ok(refused(&p)),
     };
-    gate.passed(db).await?;
+    gate.passed_second_step(db).await?;
     store::delete_pending(db, &digest(pending_id)).await?;
     let user = users::get(db, p.org_id, p.user_id).await?;
     let id = sessions::start(db, &user, now, policy).await?;

@@ -14,7 +14,8 @@ backends!(
     sign_in_asks_for_a_code_once_per_step,
     turning_off_needs_the_password_and_a_code,
     an_organization_can_require_two_factor,
-    a_pending_sign_in_is_bound_to_its_browser
+    a_pending_sign_in_is_bound_to_its_browser,
+    finished_sign_ins_leave_nothing_counted
 );
 
 const SETUP: &str = "/dashboard/settings/two-factor/setup";
@@ -563,4 +564,19 @@ async fn a_pending_sign_in_is_bound_to_its_browser(b: Backend) {
         .submit(SECOND, SECOND, &[("code", &code(&t, &secret, 0))])
         .await;
     assert_eq!(redirect(&r), "/dashboard");
+}
+
+async fn finished_sign_ins_leave_nothing_counted(b: Backend) {
+    // Few attempts per client address: a right password and a right code must not use
+    // them up.
+    let t = TestApp::spawn_with(b, |c| c.dashboard.attempts_per_address = 3).await;
+    add_user(&t, t.org_id, "ada@example.com").await;
+    let setup = Browser::signed_in(&t, "ada@example.com").await;
+    let (secret, _) = set_up(&t, &setup).await;
+    for round in 0..5 {
+        next_step(&t);
+        let br = Browser::new(&t);
+        let r = second_step(&br, &code(&t, &secret, 0)).await;
+        assert_eq!(redirect(&r), "/dashboard", "sign-in {round}");
+    }
 }
