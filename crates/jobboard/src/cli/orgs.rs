@@ -23,7 +23,8 @@ pub enum OrgsCmd {
         #[arg(long)]
         domain: Option<String>,
     },
-    /// Change an organization's name, board domain and board look.
+    /// Change an organization's name, board domain, board look, mails and whether its
+    /// staff must use two-factor sign-in.
     Update {
         /// The organization's id.
         id: i64,
@@ -54,6 +55,10 @@ pub enum OrgsCmd {
         /// Mail a job's contact address on each application: on or off.
         #[arg(long, value_parser = ["on", "off"])]
         mail_applications: Option<String>,
+        /// Require two-factor sign-in of every staff user: on or off. Users without it
+        /// set it up at their next sign-in before they get a session.
+        #[arg(long = "require-2fa", value_parser = ["on", "off"])]
+        require_2fa: Option<String>,
     },
     /// List organizations.
     List,
@@ -74,6 +79,7 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             mail_job_live,
             mail_expiry_days,
             mail_applications,
+            require_2fa,
         } => {
             let mut changes = Map::new();
             for (field, value) in [
@@ -104,6 +110,17 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             }
             if let Some(v) = mail_expiry_days {
                 changes.insert("mail_expiry_days".into(), v.into());
+            }
+            if let Some(v) = require_2fa {
+                let on = v == "on";
+                orgs::set_require_2fa(db, id, on).await.map_err(described)?;
+                println!(
+                    "Organization {id}: two-factor sign-in {}",
+                    if on { "required" } else { "not required" }
+                );
+                if changes.is_empty() {
+                    return Ok(());
+                }
             }
             update(db, id, changes, &reserved).await
         }

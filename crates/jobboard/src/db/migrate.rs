@@ -54,6 +54,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(32, "0032_password_reset"),
     migration!(33, "0033_alert_failures"),
     migration!(34, "0034_audit_log"),
+    migration!(35, "0035_two_factor"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

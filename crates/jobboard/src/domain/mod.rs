@@ -28,6 +28,7 @@ pub mod plans;
 pub mod query;
 pub mod request;
 pub mod sessions;
+pub mod two_factor;
 pub mod users;
 pub mod values;
 pub mod webhooks;

@@ -13,6 +13,7 @@ pub mod harness;
 mod reset;
 #[path = "../api/smtp_sink.rs"]
 mod smtp_sink;
+mod two_factor;
 #[path = "../api/webhook_receiver.rs"]
 mod webhook_receiver;
 

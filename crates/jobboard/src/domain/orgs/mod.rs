@@ -273,6 +273,23 @@ async fn update_checked(
     Ok(org)
 }
 
+/// Makes two-factor sign-in required (or not) of every staff user of organization `id`
+/// (the command line). Users without it are sent to set it up at their next sign-in.
+pub async fn set_require_2fa(db: &Db, id: i64, on: bool) -> Result<()> {
+    if !store::set_require_2fa(db, id, on).await? {
+        return Err(Error::NotFound("organization"));
+    }
+    tracing::info!(org_id = id, on, "two-factor sign-in requirement changed");
+    Ok(())
+}
+
+/// Whether organization `id` requires two-factor sign-in of its staff.
+pub async fn require_2fa(db: &Db, id: i64) -> Result<bool> {
+    store::require_2fa(db, id)
+        .await?
+        .ok_or(Error::NotFound("organization"))
+}
+
 /// One organization.
 pub async fn get(db: &Db, id: i64) -> Result<Org> {
     store::get(db, id)

@@ -202,3 +202,26 @@ pub(super) async fn activate(db: &Db, c: &Claim) -> DbResult<Option<Org>> {
     tx.commit().await?;
     Ok(org)
 }
+
+/// Sets whether organization `id` requires two-factor sign-in of its staff; false when
+/// there is no such organization.
+pub(super) async fn set_require_2fa(db: &Db, id: i64, on: bool) -> DbResult<bool> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query("UPDATE organizations SET require_2fa = $2 WHERE id = $1")
+            .bind(id)
+            .bind(on)
+            .execute(p)
+            .await?
+            .rows_affected()
+    }) == 1)
+}
+
+/// Whether organization `id` requires two-factor sign-in (`None`: no such organization).
+pub(super) async fn require_2fa(db: &Db, id: i64) -> DbResult<Option<bool>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT require_2fa FROM organizations WHERE id = $1")
+            .bind(id)
+            .fetch_optional(p)
+            .await?
+    }))
+}

@@ -2,7 +2,8 @@
 //! (per email address and client, with growing waits; per email address; per client
 //! address). An unknown email and a wrong password are answered alike after the same
 //! work; a refusal by the throttle is answered alike whether or not the email belongs to
-//! a user.
+//! a user. A user with two-factor sign-in (or whose organization requires it) gets a
+//! pending sign-in instead of a session ([`crate::domain::two_factor`]).
 
 use std::{net::IpAddr, time::Duration};
 
@@ -12,7 +13,7 @@ use super::{
 };
 use crate::{
     db::Db,
-    domain::{Result, Ts, users},
+    domain::{Result, Ts, two_factor, users},
 };
 
 /// A sign-in attempt.
@@ -21,6 +22,8 @@ pub struct Attempt<'a> {
     pub password: &'a str,
     /// The client's address (behind trusted proxies, the forwarded one).
     pub address: Option<IpAddr>,
+    /// The SHA-256 of the sign-in pages' cookie, which a pending sign-in is bound to.
+    pub visitor: &'a [u8],
 }
 
 /// What came of a sign-in attempt.
@@ -28,6 +31,9 @@ pub struct Attempt<'a> {
 pub enum Outcome {
     /// A new session of this user; `id` goes into the cookie.
     SignedIn { user: users::User, id: String },
+    /// The password is right and a second step is needed (a code, or setting two-factor
+    /// sign-in up): `pending` goes into a cookie; no session yet.
+    SecondStep { pending: String },
     /// The email or the password is wrong (which one is not said).
     Refused,
     /// Too many failed attempts; try again after this long.
@@ -44,6 +50,12 @@ pub async fn login(db: &Db, attempt: Attempt<'_>, now: Ts, policy: &Policy) -> R
         tracing::info!("dashboard sign-in refused: wrong email or password");
         return Ok(Outcome::Refused);
     };
+    if let Some(pending) = two_factor::after_password(db, &user, attempt.visitor, now).await? {
+        // The attempt stays counted as a failure until the second step succeeds, so wrong
+        // codes after a right password wait as wrong passwords do.
+        tracing::info!(user_id = %user.id, "dashboard sign-in: second step asked");
+        return Ok(Outcome::SecondStep { pending });
+    }
     gate.passed(db).await?;
     let id = start(db, &user, now, policy).await?;
     tracing::info!(user_id = %user.id, org_id = user.org_id, "dashboard sign-in");

@@ -137,6 +137,7 @@ pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
     .await?
         + store::purge_pairs(db, now, now.earlier_by(throttle::MEMORY)).await?;
     Ok(n + crate::domain::users::setup::purge(db, now).await?
+        + crate::domain::two_factor::purge(db, now).await?
         + crate::domain::users::reset::purge(db, now).await?)
 }
 

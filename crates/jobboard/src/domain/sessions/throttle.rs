@@ -132,6 +132,15 @@ impl Gate {
         store::uncount_attempt(db, &self.address).await?;
         Ok(())
     }
+
+    /// The code of a second step was right: as [`Gate::passed`], also giving back the
+    /// attempt of the right password before it (counted until now, see
+    /// [`crate::domain::two_factor`]).
+    pub async fn passed_second_step(self, db: &Db) -> Result<()> {
+        store::uncount_attempt(db, &self.account).await?;
+        store::uncount_attempt(db, &self.address).await?;
+        self.passed(db).await
+    }
 }
 
 /// Counts one use of something limited (a reset mail) under `kind` and `value` (hashed)

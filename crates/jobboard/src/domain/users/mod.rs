@@ -228,3 +228,11 @@ pub async fn verify_login(db: &Db, email: &str, password: &str, now: Ts) -> Resu
     user.last_login_at = Some(now);
     Ok(Some(user))
 }
+
+/// Whether `password` is the current password of user `id` of `org_id`.
+pub async fn check_password(db: &Db, org_id: i64, id: Uuid, password: &str) -> Result<bool> {
+    let stored = store::password_hash(db, org_id, id)
+        .await?
+        .ok_or(Error::NotFound("user"))?;
+    password::verify(password, Some(stored)).await
+}

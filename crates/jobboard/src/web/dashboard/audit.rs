@@ -97,6 +97,9 @@ fn action_of(template: &str) -> &'static str {
         "/settings/staff" => "staff.added",
         "/settings/staff/{id}/remove" => "staff.removed",
         "/settings/password" => "password.changed",
+        "/settings/two-factor/setup" => "two_factor.setup_started",
+        "/settings/two-factor/setup/confirm" => "two_factor.enabled",
+        "/settings/two-factor/off" => "two_factor.disabled",
         _ => "dashboard.action",
     }
 }

@@ -39,6 +39,8 @@ pub struct FieldView {
     pub required: bool,
     /// The browser's autocomplete hint (`email`, `current-password`, `off`).
     pub autocomplete: Option<&'static str>,
+    /// The keyboard a phone shows (`numeric`).
+    pub inputmode: Option<&'static str>,
     pub error: Option<String>,
 }
 
@@ -53,6 +55,7 @@ impl FieldView {
             choices: Vec::new(),
             required: false,
             autocomplete: None,
+            inputmode: None,
             error: None,
         }
     }
@@ -74,6 +77,11 @@ impl FieldView {
 
     pub fn autocomplete(mut self, v: &'static str) -> FieldView {
         self.autocomplete = Some(v);
+        self
+    }
+
+    pub fn inputmode(mut self, v: &'static str) -> FieldView {
+        self.inputmode = Some(v);
         self
     }
 

@@ -2,7 +2,8 @@
 //! and an unknown email get the same page after the same work; too many attempts get the
 //! same page whether or not the email belongs to anyone. Signing in always starts a new
 //! session (any session the browser had ends), so a session id planted before sign-in is
-//! worth nothing.
+//! worth nothing. With two-factor sign-in the password step leads to the second step
+//! ([`super::login_two_factor`]) instead of a session.
 
 use askama::Template;
 use axum::{
@@ -15,7 +16,9 @@ use super::{
     chrome,
     fields::{FieldView, Problem, fill, messages_of, values_of},
     notice, params, render_status,
-    session::{Posted, Staff, Visitor, see_other, session_cookie, with_session_cookie},
+    session::{
+        Posted, Staff, Visitor, see_other, session_cookie, with_pending_cookie, with_session_cookie,
+    },
 };
 use crate::{
     app::AppState,
@@ -87,10 +90,13 @@ pub async fn submit(
     let email = form.get("email").unwrap_or("").trim().to_string();
     let password = form.get("password").unwrap_or("");
     let now = app.clock.now();
+    // Visitor::check made sure there is a sign-in cookie.
+    let visitor_hash = Visitor::cookie_hash(&app, &headers).unwrap_or_default();
     let attempt = sessions::Attempt {
         email: &email,
         password,
         address: client,
+        visitor: &visitor_hash,
     };
     let outcome = sessions::login(&app.db, attempt, now, &app.config.dashboard)
         .await
@@ -110,6 +116,11 @@ pub async fn submit(
                 Some(&id),
             ))
         }
+        sessions::Outcome::SecondStep { pending } => Ok(with_pending_cookie(
+            &app,
+            see_other("/dashboard/login/two-factor"),
+            Some(&pending),
+        )),
         sessions::Outcome::Refused => {
             let page = login_page(
                 &visitor,

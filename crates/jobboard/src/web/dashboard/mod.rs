@@ -5,12 +5,14 @@
 //! operation the API calls, so it emits the same events and the API and the board see it
 //! at once.
 //!
-//! Pages: sign-in, sign-out and the setup link ([`login`]); the overview ([`home`]);
+//! Pages: sign-in, sign-out and the setup link ([`login`]), the second step of sign-in
+//! ([`login_two_factor`]); the overview ([`home`]);
 //! jobs ([`jobs`], [`job_form`]); applications ([`applications`]); members ([`members`]);
 //! CMS collections ([`cms`]) and their items ([`cms_items`]); webhooks and their delivery
 //! log ([`webhooks`]); analytics ([`analytics`]);
 //! Settings: API keys ([`keys`]), the board's look
-//! ([`board`]), staff users and one's own password ([`staff`]), the audit log
+//! ([`board`]), staff users and one's own password ([`staff`]), two-factor sign-in
+//! ([`two_factor`]), the audit log
 //! ([`audit`], which also records every staff action).
 
 mod analytics;
@@ -24,10 +26,12 @@ mod job_form;
 mod jobs;
 mod keys;
 mod login;
+mod login_two_factor;
 mod members;
 mod reset;
 mod session;
 mod staff;
+mod two_factor;
 mod webhooks;
 
 use askama::Template;
@@ -62,6 +66,12 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/dashboard/login",
             get(login::form).post(login::submit).fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/login/two-factor",
+            get(login_two_factor::form)
+                .post(login_two_factor::submit)
+                .fallback(only(FORM)),
         )
         .route(
             "/dashboard/logout",
@@ -221,6 +231,24 @@ pub fn routes(state: &AppState) -> Router<AppState> {
                 .fallback(only(FORM)),
         )
         .route(
+            "/dashboard/settings/two-factor",
+            get(two_factor::page_get).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/settings/two-factor/setup",
+            get(two_factor::setup_get)
+                .post(two_factor::begin)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/settings/two-factor/setup/confirm",
+            post(two_factor::confirm).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/settings/two-factor/off",
+            post(two_factor::turn_off).fallback(only(POST)),
+        )
+        .route(
             "/dashboard/settings/audit",
             get(audit::page).fallback(only(READ)),
         )
@@ -263,7 +291,7 @@ pub struct Nav {
     pub org_name: String,
     pub email: String,
     /// `home`, `jobs`, `applications`, `members`, `cms`, `webhooks`, `analytics`,
-    /// `api-keys`, `board`, `staff`, `password`, `audit`.
+    /// `api-keys`, `board`, `staff`, `password`, `two-factor`, `audit`.
     pub section: &'static str,
     pub csrf: String,
     pub css: String,
@@ -315,6 +343,12 @@ fn notice(code: &str) -> Option<&'static str> {
         "user_removed" => "The staff user was removed and signed out everywhere.",
         "password_changed" => "Your password was changed. Your other sessions have ended.",
         "signed_out" => "You have signed out.",
+        "two_factor_expired" => {
+            "The sign-in was not finished in time, or it was started in another browser. Please sign in again."
+        }
+        "two_factor_off" => {
+            "Two-factor sign-in was turned off. Signing in asks for your password only."
+        }
         "password_reset" => {
             "Your password was reset and every session of your account has ended. Sign in with the new password."
         }

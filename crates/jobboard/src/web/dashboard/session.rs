@@ -28,6 +28,8 @@ use crate::{
 const SESSION: &str = "jobboard_session";
 /// The sign-in pages' cookie (binds their forms to this browser).
 const LOGIN: &str = "jobboard_login";
+/// The cookie of a sign-in waiting for its second step.
+const PENDING: &str = "jobboard_2fa";
 
 fn secure(app: &App) -> bool {
     app.config.public_url.starts_with("https://")
@@ -92,6 +94,18 @@ pub fn session_cookie_name(app: &App) -> String {
 /// The session id the request's cookie carries, if any (live or not).
 pub fn session_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
     read_cookie(headers, &cookie_name(app, SESSION))
+}
+
+/// Adds `Set-Cookie` for a pending sign-in (a new one, or its removal) to `res`.
+pub fn with_pending_cookie(app: &App, mut res: Response, id: Option<&str>) -> Response {
+    res.headers_mut()
+        .append(header::SET_COOKIE, set_cookie(app, PENDING, id));
+    res
+}
+
+/// The pending sign-in id the request's cookie carries, if any.
+pub fn pending_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
+    read_cookie(headers, &cookie_name(app, PENDING))
 }
 
 /// The time form tokens are issued and checked at, in Unix seconds.
@@ -246,6 +260,14 @@ impl Visitor {
             csrf: forms::token(key, &visitor_binding(&cookie), now_secs(app)),
             new_cookie,
         })
+    }
+
+    /// The SHA-256 of the request's sign-in pages' cookie (what a pending sign-in is bound
+    /// to), if it has one.
+    pub fn cookie_hash(app: &App, headers: &HeaderMap) -> Option<Vec<u8>> {
+        use sha2::Digest as _;
+        read_cookie(headers, &cookie_name(app, LOGIN))
+            .map(|c| sha2::Sha256::digest(c.as_bytes()).to_vec())
     }
 
     /// Adds the visitor's cookie to a page that shows a form.

@@ -10,6 +10,7 @@ mod jobs;
 mod pages;
 mod reset;
 mod settings;
+mod two_factor;
 mod users_cli;
 
 use jobboard::domain::{Input, users};
