@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use crate::{
     accessible,
-    common::{Backend, TestApp},
-    harness::Browser,
+    harness::{self, Browser},
     smtp_sink::SmtpSink,
 };
 
@@ -18,14 +17,7 @@ async fn a_visitor_subscribes_confirms_and_stops_an_alert() {
     };
     let axe = b.has_axe("a_visitor_subscribes_confirms_and_stops_an_alert (axe-core)");
     let sink = SmtpSink::start().await;
-    let url = sink.url();
-    let t = TestApp::spawn_with(Backend::Sqlite, move |c| {
-        c.scheduler = false;
-        c.mail.smtp_url = Some(url);
-        c.mail.from = Some("Job Board <jobs@example.test>".parse().unwrap());
-        c.mail.retry_schedule = vec![Duration::from_secs(60)];
-    })
-    .await;
+    let t = harness::mailing_app(&sink).await;
     b.goto(&format!("{}/?search=rust", t.base)).await;
     if axe {
         accessible(&b, "a list with the alert form").await;

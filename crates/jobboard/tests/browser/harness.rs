@@ -308,3 +308,16 @@ impl Drop for Browser {
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
+
+/// A server on SQLite whose mail goes to `sink` (delivered by the worker, the scheduler
+/// off): what the journeys that follow a mailed link start from.
+pub async fn mailing_app(sink: &crate::smtp_sink::SmtpSink) -> crate::common::TestApp {
+    let url = sink.url();
+    crate::common::TestApp::spawn_with(crate::common::Backend::Sqlite, move |c| {
+        c.scheduler = false;
+        c.mail.smtp_url = Some(url);
+        c.mail.from = Some("Job Board <jobs@example.test>".parse().unwrap());
+        c.mail.retry_schedule = vec![std::time::Duration::from_secs(60)];
+    })
+    .await
+}

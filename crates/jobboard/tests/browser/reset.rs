@@ -10,8 +10,7 @@ use serde_json::json;
 
 use crate::{
     accessible,
-    common::{Backend, TestApp},
-    harness::Browser,
+    harness::{self, Browser},
     smtp_sink::SmtpSink,
 };
 
@@ -22,14 +21,7 @@ async fn a_staff_user_resets_a_forgotten_password() {
     };
     let axe = b.has_axe("a_staff_user_resets_a_forgotten_password (axe-core)");
     let sink = SmtpSink::start().await;
-    let url = sink.url();
-    let t = TestApp::spawn_with(Backend::Sqlite, move |c| {
-        c.scheduler = false;
-        c.mail.smtp_url = Some(url);
-        c.mail.from = Some("Job Board <jobs@example.test>".parse().unwrap());
-        c.mail.retry_schedule = vec![Duration::from_secs(60)];
-    })
-    .await;
+    let t = harness::mailing_app(&sink).await;
     let serde_json::Value::Object(body) =
         json!({"email": "ada@example.com", "password": "correct horse battery staple"})
     else {
