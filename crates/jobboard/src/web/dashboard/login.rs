@@ -7,7 +7,7 @@
 
 use askama::Template;
 use axum::{
-    extract::{FromRequest, Path, RawQuery, Request, State},
+    extract::{Path, RawQuery, Request, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -17,7 +17,8 @@ use super::{
     fields::{FieldView, Problem, fill, messages_of, values_of},
     notice, params, render_status,
     session::{
-        Posted, Staff, Visitor, see_other, session_cookie, with_pending_cookie, with_session_cookie,
+        ClientAddr, Posted, Staff, Visitor, VisitorForm, see_other, session_cookie,
+        with_pending_cookie, with_session_cookie,
     },
 };
 use crate::{
@@ -78,15 +79,10 @@ pub async fn form(
 /// cookie, or shows the form again.
 pub async fn submit(
     State(app): State<AppState>,
+    ClientAddr(client): ClientAddr,
     headers: HeaderMap,
-    req: Request,
+    VisitorForm(form): VisitorForm,
 ) -> Result<Response, Response> {
-    let client =
-        crate::net::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies);
-    let form = FormData::from_request(req, &app)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    Visitor::check(&app, &headers, &form).await?;
     let email = form.get("email").unwrap_or("").trim().to_string();
     let password = form.get("password").unwrap_or("");
     let now = app.clock.now();
@@ -275,12 +271,8 @@ pub async fn setup_submit(
     State(app): State<AppState>,
     Path(token): Path<String>,
     headers: HeaderMap,
-    req: Request,
+    VisitorForm(form): VisitorForm,
 ) -> Result<Response, Response> {
-    let form = FormData::from_request(req, &app)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    Visitor::check(&app, &headers, &form).await?;
     let now = app.clock.now();
     if form.get("password") != form.get("password_confirm") {
         let m = FieldMessages::of(&[FieldError::new(

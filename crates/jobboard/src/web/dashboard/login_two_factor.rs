@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::{
-    extract::{FromRequest, Request, State},
+    extract::State,
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
@@ -20,8 +20,8 @@ use super::{
     login::{wait_for, with_retry_after},
     render_status,
     session::{
-        Visitor, pending_cookie, see_other, session_cookie, with_pending_cookie,
-        with_session_cookie,
+        ClientAddr, Visitor, VisitorForm, pending_cookie, see_other, session_cookie,
+        with_pending_cookie, with_session_cookie,
     },
     two_factor::code_field,
 };
@@ -31,11 +31,7 @@ use crate::{
         FieldError, sessions,
         two_factor::{self, Pending, SetupView, Step},
     },
-    web::{
-        error::PageError,
-        forms::{FieldMessages, FormData},
-        page::Chrome,
-    },
+    web::{error::PageError, forms::FieldMessages, page::Chrome},
 };
 
 #[derive(Template)]
@@ -125,15 +121,10 @@ pub async fn form(State(app): State<AppState>, headers: HeaderMap) -> Result<Res
 /// one shows the form again, throttled as wrong passwords are.
 pub async fn submit(
     State(app): State<AppState>,
+    ClientAddr(client): ClientAddr,
     headers: HeaderMap,
-    req: Request,
+    VisitorForm(form): VisitorForm,
 ) -> Result<Response, Response> {
-    let client =
-        crate::net::client_ip(req.extensions(), req.headers(), &app.config.trusted_proxies);
-    let form = FormData::from_request(req, &app)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    Visitor::check(&app, &headers, &form).await?;
     let page_error = |e: PageError| e.into_response();
     let Some(pending) = pending_of(&app, &headers).await.map_err(page_error)? else {
         return Ok(start_again(&app));

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::{
-    extract::{FromRequest, Path, Request, State},
+    extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
@@ -17,7 +17,7 @@ use super::{
     fields::{FieldView, Problem, fill, messages_of, values_of},
     login::{wait_for, with_retry_after},
     render_status,
-    session::{ClientAddr, Visitor, see_other},
+    session::{ClientAddr, Visitor, VisitorForm, see_other},
 };
 use crate::{
     app::AppState,
@@ -27,7 +27,7 @@ use crate::{
     },
     web::{
         error::PageError,
-        forms::{FieldMessages, FormData, FormValue},
+        forms::{FieldMessages, FormValue},
         page::Chrome,
     },
 };
@@ -85,12 +85,8 @@ pub async fn request_submit(
     State(app): State<AppState>,
     ClientAddr(address): ClientAddr,
     headers: HeaderMap,
-    req: Request,
+    VisitorForm(form): VisitorForm,
 ) -> Result<Response, Response> {
-    let form = FormData::from_request(req, &app)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    Visitor::check(&app, &headers, &form).await?;
     let visitor = Visitor::of(&app, &headers)
         .await
         .map_err(IntoResponse::into_response)?;
@@ -199,12 +195,8 @@ pub async fn reset_submit(
     State(app): State<AppState>,
     Path(token): Path<String>,
     headers: HeaderMap,
-    req: Request,
+    VisitorForm(form): VisitorForm,
 ) -> Result<Response, Response> {
-    let form = FormData::from_request(req, &app)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    Visitor::check(&app, &headers, &form).await?;
     let (app, token, headers) = (&app, &token, &headers);
     let refuse = |messages: FieldMessages| async move {
         let (page, _) = reset_page(app, token, headers, &messages).await?;

@@ -230,6 +230,24 @@ impl FromRequestParts<AppState> for ClientAddr {
     }
 }
 
+/// A form of the sign-in, setup or password-reset pages that passed
+/// [`Visitor::check`] (same origin, a token bound to the visitor's cookie); otherwise the
+/// answer to send.
+pub struct VisitorForm(pub FormData);
+
+impl FromRequest<AppState> for VisitorForm {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, app: &AppState) -> Result<Self, Response> {
+        let headers = req.headers().clone();
+        let form = FormData::from_request(req, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Visitor::check(app, &headers, &form).await?;
+        Ok(VisitorForm(form))
+    }
+}
+
 /// A visitor of the sign-in or setup page: the cookie their forms are bound to, and the
 /// token of those forms.
 pub struct Visitor {
