@@ -158,7 +158,7 @@ impl Message {
 /// name); text stored before single-line fields refused line breaks must still make a
 /// mail, not a refused one.
 pub fn one_line(s: &str) -> String {
-    s.split(|c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+    s.split(crate::domain::kind::breaks_line)
         .map(str::trim)
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
