@@ -4,7 +4,7 @@
     search_cost.py DB ORG_ID MIX_FILE [N]
 
 Replays the first N (400) searches of MIX_FILE (bench/search_mix.py) against DB's
-`jobs_find` index as the server runs them (migration 0025, src/domain/jobs/find.rs): for
+`jobs_find` index as the server runs them (migration 0025, crates/domain/src/jobs/find.rs): for
 the sticky and the other part of the list, a count and a page of 21, and prints the
 distribution of the time per search and the slowest searches. Standard library only; the
 database is opened read-only.

@@ -20,13 +20,13 @@ use std::{
 use axum::{body::Bytes, extract::State, http::Uri};
 use jobboard::{
     config::Config,
-    db::{Ts, events},
-    domain::{
-        orgs,
-        webhooks::{self, EventName, TargetType},
-    },
     server::{self, App},
 };
+use jobboard_domain::{
+    orgs,
+    webhooks::{self, EventName, TargetType},
+};
+use jobboard_store::{Ts, events};
 use serde_json::{Value, json};
 
 #[derive(Default)]

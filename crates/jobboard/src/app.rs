@@ -9,13 +9,14 @@ use std::{
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::{
-    config::Config,
-    db::{Db, Ts, keys},
-    domain::orgs,
-    metrics::Metrics,
-    ratelimit::RateLimiter,
-};
+use jobboard_domain::keys::store as keys;
+use jobboard_store::{Db, Ts};
+
+use jobboard_domain::orgs;
+
+use jobboard_store::ratelimit::RateLimiter;
+
+use crate::{config::Config, metrics::Metrics};
 
 /// State shared by every request and background task.
 pub struct App {
@@ -24,27 +25,27 @@ pub struct App {
     pub limiter: RateLimiter,
     pub metrics: Metrics,
     /// Rendered CMS reads of this node.
-    pub cms_cache: crate::domain::cms::Cache,
+    pub cms_cache: jobboard_domain::cms::Cache,
     /// Rendered job lists of this node, by organization and normalised query.
-    pub jobs_cache: crate::cache::Cache<(i64, String)>,
+    pub jobs_cache: jobboard_core::cache::Cache<(i64, String)>,
     /// Rendered board pages and feeds of this node, by organization and normalised address.
-    pub pages_cache: crate::cache::Cache<(i64, String)>,
+    pub pages_cache: jobboard_core::cache::Cache<(i64, String)>,
     /// Key lookups by key hash and bucket (reads or writes), shared by concurrent requests
-    /// (see [`crate::coalesce`]); on PostgreSQL each also takes the requests it answers from
+    /// (see [`jobboard_store::coalesce`]); on PostgreSQL each also takes the requests it answers from
     /// the key's rate limit.
-    pub key_lookups: Arc<crate::coalesce::Coalescer<(Vec<u8>, bool), KeyLookup>>,
+    pub key_lookups: Arc<jobboard_store::coalesce::Coalescer<(Vec<u8>, bool), KeyLookup>>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
     /// True once the background upgrade work (see
-    /// [`crate::domain::analytics::finish_upgrade`]) is complete.
+    /// [`jobboard_domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
     key_usage: Mutex<HashMap<Uuid, Ts>>,
     /// Board visits waiting to be recorded (see [`App::record_view`]).
-    views: Mutex<Vec<crate::domain::analytics::View>>,
+    views: Mutex<Vec<jobboard_domain::analytics::View>>,
     /// The key that signs anti-forgery tokens of forms (shared by every node).
     form_key: tokio::sync::OnceCell<Vec<u8>>,
     /// The time of the dashboard's sessions, sign-in limits and setup links.
-    pub clock: crate::clock::Clock,
+    pub clock: jobboard_core::clock::Clock,
     /// The address the HTTP server listens on, once bound (`listen` may name port 0).
     local_addr: std::sync::OnceLock<std::net::SocketAddr>,
 }
@@ -54,13 +55,13 @@ pub type AppState = Arc<App>;
 /// The outcome of looking up a key by its hash: the key, and on PostgreSQL what was taken
 /// from its rate limit for the requests the lookup answered.
 pub type KeyLookup =
-    Result<Option<(keys::KeyAuth, Option<keys::Taken>)>, Arc<crate::db::StoreError>>;
+    Result<Option<(keys::KeyAuth, Option<keys::Taken>)>, Arc<jobboard_store::StoreError>>;
 
 impl App {
     /// Connects to the database and applies migrations.
     pub async fn start(config: Config) -> anyhow::Result<AppState> {
         crate::error::set_public_url(&config.public_url);
-        crate::mail::message::set_message_id_domain(config.mail.from.as_ref());
+        jobboard_domain::mail::message::set_message_id_domain(config.mail.from.as_ref());
         let db = Db::connect_with(
             &config.database,
             config.db_max_connections,
@@ -85,7 +86,7 @@ impl App {
         };
         let render = config.render_cache;
         // The node's search indexes, with their budget (made here, before any list).
-        db.queue(|_| crate::domain::jobs::indexes::Indexes::new(config.search_index));
+        db.queue(|_| jobboard_domain::jobs::indexes::Indexes::new(config.search_index));
         Arc::new(App {
             db,
             config,
@@ -93,16 +94,25 @@ impl App {
             metrics: Metrics::default(),
             // The rendered-cache budget: half for job lists, a quarter each for board
             // pages and CMS reads.
-            cms_cache: crate::cache::Cache::new(crate::cache::MAX_ENTRIES, render / 4),
-            jobs_cache: crate::cache::Cache::new(crate::cache::MAX_ENTRIES, render / 2),
-            pages_cache: crate::cache::Cache::new(crate::cache::MAX_ENTRIES, render / 4),
+            cms_cache: jobboard_core::cache::Cache::new(
+                jobboard_core::cache::MAX_ENTRIES,
+                render / 4,
+            ),
+            jobs_cache: jobboard_core::cache::Cache::new(
+                jobboard_core::cache::MAX_ENTRIES,
+                render / 2,
+            ),
+            pages_cache: jobboard_core::cache::Cache::new(
+                jobboard_core::cache::MAX_ENTRIES,
+                render / 4,
+            ),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
             views: Mutex::new(Vec::new()),
             form_key: tokio::sync::OnceCell::new(),
-            clock: crate::clock::Clock::default(),
+            clock: jobboard_core::clock::Clock::default(),
             local_addr: std::sync::OnceLock::new(),
         })
     }
@@ -126,9 +136,9 @@ impl App {
     }
 
     /// The key that signs the anti-forgery tokens of forms, read (or made) once.
-    pub async fn form_key(&self) -> Result<&[u8], crate::db::StoreError> {
+    pub async fn form_key(&self) -> Result<&[u8], jobboard_store::StoreError> {
         self.form_key
-            .get_or_try_init(|| crate::db::secrets::get_or_create(&self.db, "form_tokens"))
+            .get_or_try_init(|| jobboard_store::secrets::get_or_create(&self.db, "form_tokens"))
             .await
             .map(Vec::as_slice)
     }
@@ -144,7 +154,7 @@ impl App {
     /// Notes a visit the board saw. Visits are written in batches (every second, and at
     /// shutdown) so a page view never waits for a write; past [`MAX_PENDING_VIEWS`]
     /// waiting (the database far behind) further ones are dropped, not queued.
-    pub fn record_view(&self, view: crate::domain::analytics::View) {
+    pub fn record_view(&self, view: jobboard_domain::analytics::View) {
         let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
         if views.len() < MAX_PENDING_VIEWS {
             views.push(view);
@@ -157,7 +167,7 @@ impl App {
         if views.is_empty() {
             return;
         }
-        if let Err(e) = crate::domain::analytics::record_views(&self.db, views).await {
+        if let Err(e) = jobboard_domain::analytics::record_views(&self.db, views).await {
             tracing::warn!(error = ?e, "could not record board visits");
         }
     }
@@ -232,7 +242,7 @@ async fn bootstrap_unlocked(app: &App) -> anyhow::Result<Option<Bootstrapped>> {
         },
     )
     .await?;
-    let setup_token = crate::domain::users::setup::create_link(
+    let setup_token = jobboard_domain::users::setup::create_link(
         &app.db,
         org.id,
         app.clock.now(),

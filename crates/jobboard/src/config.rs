@@ -160,7 +160,7 @@ pub struct Config {
     /// When set, `/metrics` needs `Authorization: Bearer <token>`.
     pub metrics_token: Option<Secret>,
     /// SQLite's `synchronous` pragma (no effect on PostgreSQL).
-    pub sqlite_synchronous: crate::db::Synchronous,
+    pub sqlite_synchronous: jobboard_store::Synchronous,
     pub api: bool,
     pub worker: bool,
     pub scheduler: bool,
@@ -174,11 +174,11 @@ pub struct Config {
     /// Days the audit log keeps an entry (0: for ever).
     pub audit_keep_days: u32,
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
-    pub trusted_proxies: Vec<crate::net::Cidr>,
+    pub trusted_proxies: Vec<jobboard_core::net::Cidr>,
     pub webhooks: WebhookConfig,
     pub mail: crate::mail::MailConfig,
     /// Dashboard sessions and sign-in limits.
-    pub dashboard: crate::domain::sessions::Policy,
+    pub dashboard: jobboard_domain::sessions::Policy,
     /// Names the check of a claimed board domain (`crate::domain_check`) reaches at these
     /// addresses (with their port) instead of asking DNS, as curl's `--resolve` does; set
     /// by code (tests), not by the settings file. The address rules still apply.
@@ -235,9 +235,9 @@ impl Config {
         }
     }
 
-    /// What mail links need ([`crate::db::Outgoing`]), when mail is sent.
-    pub fn outgoing(&self) -> Option<crate::db::Outgoing> {
-        self.mail.enabled().then(|| crate::db::Outgoing {
+    /// What mail links need ([`jobboard_store::Outgoing`]), when mail is sent.
+    pub fn outgoing(&self) -> Option<jobboard_store::Outgoing> {
+        self.mail.enabled().then(|| jobboard_store::Outgoing {
             base_url: self.base_url(),
             domain_scheme: if self.public_url.starts_with("http://") {
                 "http".into()
@@ -281,11 +281,11 @@ impl Config {
         let read = l.default_read_limit.unwrap_or(100);
         let write = l.default_write_limit.unwrap_or(30);
         anyhow::ensure!(
-            (1..=crate::ratelimit::MAX_LIMIT).contains(&read),
+            (1..=jobboard_store::ratelimit::MAX_LIMIT).contains(&read),
             "default_read_limit out of range"
         );
         anyhow::ensure!(
-            (1..=crate::ratelimit::MAX_LIMIT).contains(&write),
+            (1..=jobboard_store::ratelimit::MAX_LIMIT).contains(&write),
             "default_write_limit out of range"
         );
         let w = l.webhooks;
@@ -298,7 +298,7 @@ impl Config {
         );
         let mut trusted_proxies = Vec::new();
         for entry in l.trusted_proxies.unwrap_or_default() {
-            let cidr = crate::net::Cidr::parse(&entry).with_context(|| {
+            let cidr = jobboard_core::net::Cidr::parse(&entry).with_context(|| {
                 format!("trusted_proxies: {entry:?} is not an address or a CIDR range")
             })?;
             trusted_proxies.push(cidr);
@@ -321,8 +321,8 @@ impl Config {
             _ => None,
         };
         let sqlite_synchronous = match l.sqlite_synchronous.as_deref().unwrap_or("normal") {
-            s if s.eq_ignore_ascii_case("normal") => crate::db::Synchronous::Normal,
-            s if s.eq_ignore_ascii_case("full") => crate::db::Synchronous::Full,
+            s if s.eq_ignore_ascii_case("normal") => jobboard_store::Synchronous::Normal,
+            s if s.eq_ignore_ascii_case("full") => jobboard_store::Synchronous::Full,
             other => {
                 anyhow::bail!("sqlite_synchronous must be \"normal\" or \"full\", not {other:?}")
             }
@@ -352,7 +352,7 @@ impl Config {
             form_limit: l
                 .form_limit
                 .unwrap_or(10)
-                .clamp(1, crate::ratelimit::MAX_LIMIT),
+                .clamp(1, jobboard_store::ratelimit::MAX_LIMIT),
             alert_hour: {
                 let h = l.alert_hour.unwrap_or(7);
                 anyhow::ensure!(h < 24, "alert_hour must be 0 to 23 (UTC), not {h}");
@@ -376,8 +376,8 @@ impl Config {
     }
 }
 
-fn resolve_dashboard(d: &DashboardLayer) -> anyhow::Result<crate::domain::sessions::Policy> {
-    let defaults = crate::domain::sessions::Policy::default();
+fn resolve_dashboard(d: &DashboardLayer) -> anyhow::Result<jobboard_domain::sessions::Policy> {
+    let defaults = jobboard_domain::sessions::Policy::default();
     let secs = |v: Option<u64>, default: Duration, name: &str| -> anyhow::Result<Duration> {
         match v {
             None => Ok(default),
@@ -392,7 +392,7 @@ fn resolve_dashboard(d: &DashboardLayer) -> anyhow::Result<crate::domain::sessio
             Some(n) => Ok(n),
         }
     };
-    let policy = crate::domain::sessions::Policy {
+    let policy = jobboard_domain::sessions::Policy {
         idle: secs(
             d.session_idle_timeout,
             defaults.idle,
@@ -499,8 +499,8 @@ mod tests {
         assert!(c.body_read_timeout < c.request_timeout);
         assert_eq!(c.metrics_listen, None);
         assert_eq!(c.metrics_token, None);
-        assert_eq!(c.sqlite_synchronous, crate::db::Synchronous::Normal);
-        assert_eq!(c.dashboard, crate::domain::sessions::Policy::default());
+        assert_eq!(c.sqlite_synchronous, jobboard_store::Synchronous::Normal);
+        assert_eq!(c.dashboard, jobboard_domain::sessions::Policy::default());
     }
 
     #[test]
@@ -515,7 +515,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(c.metrics_listen, Some("127.0.0.1:9100".parse().unwrap()));
-        assert_eq!(c.sqlite_synchronous, crate::db::Synchronous::Full);
+        assert_eq!(c.sqlite_synchronous, jobboard_store::Synchronous::Full);
         assert_eq!(c.body_read_timeout, Duration::from_secs(3));
         // The token is kept but never printed.
         assert!(!format!("{c:?}").contains("0123456789abcdef"));

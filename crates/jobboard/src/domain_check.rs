@@ -10,9 +10,10 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
+use jobboard_domain::orgs::domains::{Claim, WELL_KNOWN};
+
 use crate::{
     config::Config,
-    domain::orgs::domains::{Claim, WELL_KNOWN},
     webhooks::ssrf::{Policy, Resolver},
 };
 

@@ -35,7 +35,7 @@ pub fn current_request_id() -> String {
     REQUEST_ID.try_with(Clone::clone).unwrap_or_default()
 }
 
-pub use crate::domain::FieldError;
+pub use jobboard_domain::FieldError;
 
 /// Every error code the API answers with, its status and its documentation.
 /// The `/api/docs/errors` page and the OpenAPI document are generated from this table.
@@ -416,15 +416,15 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
-impl From<crate::db::StoreError> for ApiError {
-    fn from(e: crate::db::StoreError) -> Self {
+impl From<jobboard_store::StoreError> for ApiError {
+    fn from(e: jobboard_store::StoreError) -> Self {
         ApiError::internal(&e)
     }
 }
 
-impl From<crate::domain::Error> for ApiError {
-    fn from(e: crate::domain::Error) -> Self {
-        use crate::domain::Error as E;
+impl From<jobboard_domain::Error> for ApiError {
+    fn from(e: jobboard_domain::Error) -> Self {
+        use jobboard_domain::Error as E;
         match e {
             E::Invalid(fields) => ApiError::validation(fields),
             E::Schema(fields) => ApiError::schema_validation(fields),

@@ -1,19 +1,14 @@
 //! jobboard: the Job Board Service API server.
 //!
-//! Data flows one way: HTTP (`http`) → validated input → storage (`db`, one transaction
-//! per change, events and mail in their outboxes) → response. Background roles (webhook
-//! and mail workers, scheduler) use the same storage functions.
+//! The server: the JSON API (`http`), the pages (`web`), the webhook and mail workers, the
+//! scheduler and the command line, over the domain operations of `jobboard_domain`.
+//! Data flows one way: HTTP → validated input → a domain operation (one transaction per
+//! change, events and mail in their outboxes) → response.
 
 #![forbid(unsafe_code)]
 
 pub mod app;
-pub mod auth;
-pub mod cache;
-pub mod clock;
-pub mod coalesce;
 pub mod config;
-pub mod db;
-pub mod domain;
 pub mod domain_check;
 pub mod error;
 pub mod http;
@@ -21,10 +16,8 @@ pub mod mail;
 pub mod metrics;
 pub mod net;
 pub mod periodic;
-pub mod ratelimit;
 pub mod scheduler;
 pub mod server;
-pub mod text;
 pub mod web;
 pub mod webhooks;
 

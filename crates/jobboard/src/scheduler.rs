@@ -19,32 +19,33 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
-    let now = crate::db::Ts::now();
+    let now = jobboard_store::Ts::now();
     let mut moved = 0;
-    match crate::domain::jobs::expire_due(&app.db, now).await {
+    match jobboard_domain::jobs::expire_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job expiry step failed"),
     }
-    match crate::domain::cms::expire_due(&app.db, now).await {
+    match jobboard_domain::cms::expire_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "CMS expiry step failed"),
     }
-    match crate::domain::members::cancel_due(&app.db, now).await {
+    match jobboard_domain::members::cancel_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "subscription cancellation step failed"),
     }
-    match crate::domain::jobs::remind_expiring(&app.db, now).await {
+    match jobboard_domain::jobs::remind_expiring(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "expiry reminder step failed"),
     }
-    if let Err(e) = crate::domain::jobs::indexes::prune_changes(&app.db, now).await {
+    if let Err(e) = jobboard_domain::jobs::indexes::prune_changes(&app.db, now).await {
         tracing::warn!(error = ?e, "job change pruning step failed");
     }
-    if let Err(e) = crate::domain::audit::prune_due(&app.db, now, app.config.audit_keep_days).await
+    if let Err(e) =
+        jobboard_domain::audit::prune_due(&app.db, now, app.config.audit_keep_days).await
     {
         tracing::warn!(error = ?e, "audit log pruning step failed");
     }
-    match crate::domain::alerts::run(&app.db, now, app.config.alert_hour).await {
+    match jobboard_domain::alerts::run(&app.db, now, app.config.alert_hour).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job alert step failed"),
     }

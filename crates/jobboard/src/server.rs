@@ -165,12 +165,12 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
                     if let Err(e) = app.limiter.prune().await {
                         tracing::warn!(error = ?e, "rate-limit prune failed");
                     }
-                    if let Err(e) = crate::domain::jobs::indexes::keep_up(&app.db).await {
+                    if let Err(e) = jobboard_domain::jobs::indexes::keep_up(&app.db).await {
                         tracing::warn!(error = ?e, "search index catch-up failed");
                     }
                     let now = app.clock.now();
                     if let Err(e) =
-                        crate::domain::sessions::purge(&app.db, now, &app.config.dashboard).await
+                        jobboard_domain::sessions::purge(&app.db, now, &app.config.dashboard).await
                     {
                         tracing::warn!(error = ?e, "dashboard session purge failed");
                     }
@@ -193,7 +193,7 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             let mut stop = stop.clone();
             async move {
                 tokio::select! {
-                    r = crate::domain::jobs::indexes::warm(&app.db) => {
+                    r = jobboard_domain::jobs::indexes::warm(&app.db) => {
                         if let Err(e) = r {
                             tracing::warn!(error = ?e, "search index warm-up failed");
                         }
@@ -211,7 +211,7 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             let mut stop = stop.clone();
             async move {
                 let work = async {
-                    match crate::domain::analytics::finish_upgrade(&app.db).await {
+                    match jobboard_domain::analytics::finish_upgrade(&app.db).await {
                         Ok(()) => app.upgrades_done.send_replace(true),
                         Err(e) => {
                             tracing::warn!(error = ?e, "upgrade work failed; resumed at the next start");

@@ -1,9 +1,10 @@
-//! `backup` and `restore` of an SQLite database (see `jobboard::db::backup`).
+//! `backup` and `restore` of an SQLite database (see `jobboard_store::backup`).
 
 use std::path::PathBuf;
 
 use clap::Args;
-use jobboard::{config::Config, db::backup};
+use jobboard::config::Config;
+use jobboard_store::backup;
 
 #[derive(Args)]
 pub struct BackupArgs {

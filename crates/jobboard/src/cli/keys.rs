@@ -1,11 +1,10 @@
 //! `keys create|list|update|revoke`.
 
 use clap::Subcommand;
-use jobboard::{
-    auth,
-    config::Config,
-    db::{Db, keys},
-};
+use jobboard::config::Config;
+use jobboard_domain::keys::secret as auth;
+use jobboard_domain::keys::store as keys;
+use jobboard_store::Db;
 
 use super::{check_limit, org_exists};
 

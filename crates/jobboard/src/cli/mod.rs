@@ -10,12 +10,10 @@ mod settings;
 mod users;
 
 use clap::{Parser, Subcommand};
-use jobboard::{
-    config::Config,
-    db::Db,
-    domain::{self, orgs as org_ops},
-    ratelimit::MAX_LIMIT,
-};
+use jobboard::config::Config;
+use jobboard_domain::orgs as org_ops;
+use jobboard_store::Db;
+use jobboard_store::ratelimit::MAX_LIMIT;
 
 #[derive(Parser)]
 #[command(name = "jobboard", version, about = "Job Board Service API server")]
@@ -111,14 +109,14 @@ pub(crate) async fn open(config: &Config) -> anyhow::Result<Db> {
 pub(crate) async fn org_exists(db: &Db, id: i64) -> anyhow::Result<bool> {
     match org_ops::get(db, id).await {
         Ok(_) => Ok(true),
-        Err(domain::Error::NotFound(_)) => Ok(false),
+        Err(jobboard_domain::Error::NotFound(_)) => Ok(false),
         Err(e) => Err(described(e)),
     }
 }
 
 /// A refused operation as a command-line error: every field problem on its own line.
-pub(crate) fn described(e: domain::Error) -> anyhow::Error {
-    use domain::Error as E;
+pub(crate) fn described(e: jobboard_domain::Error) -> anyhow::Error {
+    use jobboard_domain::Error as E;
     match e {
         E::Invalid(fields) | E::Schema(fields) => anyhow::anyhow!(
             "{}",

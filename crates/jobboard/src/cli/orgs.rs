@@ -1,14 +1,12 @@
 //! `orgs create|update|list`.
 
 use clap::Subcommand;
-use jobboard::{
-    config::Config,
-    db::Db,
-    domain::{
-        Input,
-        orgs::{self, domains::Reserved},
-    },
+use jobboard::config::Config;
+use jobboard_domain::{
+    Input,
+    orgs::{self, domains::Reserved},
 };
+use jobboard_store::Db;
 use serde_json::{Map, Value};
 
 use super::described;
@@ -65,7 +63,7 @@ pub enum OrgsCmd {
 }
 
 pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
-    let reserved = Reserved::of(config);
+    let reserved = Reserved::of(config.listen.ip(), &config.public_url);
     match cmd {
         OrgsCmd::Create { name, domain } => create(db, &name, domain.as_deref(), &reserved).await,
         OrgsCmd::Update {

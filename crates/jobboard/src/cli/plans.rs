@@ -1,7 +1,7 @@
 //! `plans create|list`.
 
 use clap::Subcommand;
-use jobboard::db::Db;
+use jobboard_store::Db;
 
 use super::org_exists;
 
@@ -38,7 +38,7 @@ pub enum PlansCmd {
 }
 
 pub async fn run(db: &Db, cmd: PlansCmd) -> anyhow::Result<()> {
-    use jobboard::domain::{
+    use jobboard_domain::{
         Error, Money,
         plans::{self, PlanIn, PlanInterval},
     };

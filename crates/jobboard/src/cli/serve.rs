@@ -3,9 +3,9 @@
 use clap::Args;
 use jobboard::{
     config::Config,
-    db::Db,
     server::{self, App},
 };
+use jobboard_store::Db;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -36,7 +36,7 @@ pub struct ServeArgs {
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     super::settings::init_logging(config.log_json);
     let listen = config.listen;
-    tracing::info!(database = %jobboard::db::redact_url(&config.database), "starting");
+    tracing::info!(database = %jobboard_store::redact_url(&config.database), "starting");
     let app = App::start(config).await?;
     if let Some(first) = server::bootstrap(&app).await? {
         // One write, whose failure (standard output closed) does not stop the server:
@@ -73,7 +73,7 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     let applied = db.migrate().await?;
     // The data work of the upgrade too, to the end (serve would do it in the
     // background).
-    jobboard::domain::analytics::finish_upgrade(&db).await?;
+    jobboard_domain::analytics::finish_upgrade(&db).await?;
     if applied.is_empty() {
         println!("Database is up to date.");
     }

@@ -1,7 +1,7 @@
 //! `users create|list|remove`: the organization's staff, who sign in to the dashboard.
 
 use clap::Subcommand;
-use jobboard::db::Db;
+use jobboard_store::Db;
 
 use super::{described, org_exists};
 
@@ -28,7 +28,7 @@ pub enum UsersCmd {
 }
 
 pub async fn run(db: &Db, cmd: UsersCmd) -> anyhow::Result<()> {
-    use jobboard::domain::users;
+    use jobboard_domain::users;
     match cmd {
         UsersCmd::Create { org, email } => {
             anyhow::ensure!(
@@ -42,8 +42,8 @@ pub async fn run(db: &Db, cmd: UsersCmd) -> anyhow::Result<()> {
             let user = users::create(
                 db,
                 org,
-                jobboard::domain::Input::new(body),
-                jobboard::db::Ts::now(),
+                jobboard_domain::Input::new(body),
+                jobboard_store::Ts::now(),
             )
             .await
             .map_err(described)?;
@@ -68,7 +68,7 @@ pub async fn run(db: &Db, cmd: UsersCmd) -> anyhow::Result<()> {
             let id = uuid::Uuid::parse_str(id.trim())
                 .map_err(|_| anyhow::anyhow!("{id:?} is not a user id"))?;
             let user = match users::remove_any(db, id).await {
-                Err(jobboard::domain::Error::NotFound(_)) => {
+                Err(jobboard_domain::Error::NotFound(_)) => {
                     anyhow::bail!("no staff user with id {id}")
                 }
                 other => other.map_err(described)?,
@@ -107,7 +107,7 @@ fn read_password() -> anyhow::Result<String> {
         !password.is_empty(),
         "no password on standard input (e.g. `printf '%s\\n' \"$PASSWORD\" | jobboard users create ...`)"
     );
-    if let Some(problem) = jobboard::domain::users::password::check(&password) {
+    if let Some(problem) = jobboard_domain::users::password::check(&password) {
         anyhow::bail!("the password is refused: {problem}");
     }
     if terminal {

@@ -13,13 +13,10 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{Auth, Query, docs::Pagination, extract::path_id};
-use crate::{
-    app::AppState,
-    domain::{
-        Error, Ts,
-        alerts::{self, Alert, AlertListQuery},
-    },
-    error::ApiResult,
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::{
+    Error, Ts,
+    alerts::{self, Alert, AlertListQuery},
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -11,15 +11,12 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, JsonBody, Query, extract::ClientAddr};
-use crate::{
-    app::AppState,
-    domain::{
-        Ts,
-        analytics::{
-            self, Client, EventsIn, JobsQuery, PerJob, Period, ReportPeriod, SiteDay, SiteQuery,
-        },
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::{
+    Ts,
+    analytics::{
+        self, Client, EventsIn, JobsQuery, PerJob, Period, ReportPeriod, SiteDay, SiteQuery,
     },
-    error::ApiResult,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

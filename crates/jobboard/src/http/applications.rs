@@ -12,12 +12,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, docs::Pagination, extract::path_id};
-use crate::{
-    app::AppState,
-    domain::applications::{
-        self, Application, ApplicationIn, ApplicationListQuery, ApplicationPatch, ApplicationStatus,
-    },
-    error::ApiResult,
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::applications::{
+    self, Application, ApplicationIn, ApplicationListQuery, ApplicationPatch, ApplicationStatus,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -6,11 +6,8 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, Query, docs::Pagination};
-use crate::{
-    app::AppState,
-    domain::audit::{self, AuditEntry, AuditQuery},
-    error::ApiResult,
-};
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::audit::{self, AuditEntry, AuditQuery};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_audit))

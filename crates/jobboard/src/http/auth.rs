@@ -11,13 +11,11 @@ use axum::{
 use serde_json::json;
 
 use super::extract::Auth;
-use crate::{
-    app::AppState,
-    auth::{hash_key, looks_like_key},
-    db::{Ts, keys},
-    error::ApiError,
-    ratelimit::{self, Decision, WINDOW},
-};
+use crate::{app::AppState, error::ApiError};
+use jobboard_domain::keys::secret::{hash_key, looks_like_key};
+use jobboard_domain::keys::store as keys;
+use jobboard_store::Ts;
+use jobboard_store::ratelimit::{self, Decision, WINDOW};
 
 /// The API routes anyone may call without a key (each applies its own per-address limit).
 const KEYLESS: &[&str] = &["/api/cms/{slug}/submit"];

@@ -1,4 +1,4 @@
-//! Answering reads from a [`crate::cache`]: conditional requests and the cache bypass.
+//! Answering reads from a [`jobboard_core::cache`]: conditional requests and the cache bypass.
 
 use axum::{
     body::Body,
@@ -6,7 +6,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use crate::cache::{self, Rendered};
+use jobboard_core::cache::{self, Rendered};
 
 /// True when the client asked not to be served a stored response (`Cache-Control: no-cache`).
 pub fn bypass(headers: &HeaderMap) -> bool {

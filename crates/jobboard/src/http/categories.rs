@@ -6,11 +6,8 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, JsonBody, Query};
-use crate::{
-    app::AppState,
-    domain::categories::{self, Category, CategoryIn},
-    error::ApiResult,
-};
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::categories::{self, Category, CategoryIn};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_categories, create_category))

@@ -2,7 +2,7 @@
 //! `/cms/{slug}/{id}`. These endpoints answer `{collection}`, `{collections}`, `{item}` and
 //! `{items, total, limit, offset}` (no `data`/`meta` envelope); errors use the usual one.
 //!
-//! List and item reads go through the per-node cache of [`crate::cache`].
+//! List and item reads go through the per-node cache of [`jobboard_core::cache`].
 
 use axum::{
     Json,
@@ -10,6 +10,7 @@ use axum::{
     http::{HeaderMap, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
+use jobboard_domain::cms::Purge as _;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -23,16 +24,16 @@ use super::{
 };
 use crate::{
     app::AppState,
-    cache::{MAX_AGE_MICROS, Rendered},
-    domain::{
-        self, Ts,
-        cms::{
-            self, CacheKey, Collection, CollectionIn, Head, Item, ItemIn, ItemListQuery, ItemPatch,
-            ItemStatus, SubmissionIn, Visibility,
-        },
-        orgs,
-    },
     error::{ApiError, ApiResult},
+};
+use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
+use jobboard_domain::{
+    Ts,
+    cms::{
+        self, CacheKey, Collection, CollectionIn, Head, Item, ItemIn, ItemListQuery, ItemPatch,
+        ItemStatus, SubmissionIn, Visibility,
+    },
+    orgs,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -99,7 +100,7 @@ pub struct ItemDeletedOut {
 async fn head(app: &AppState, org_id: i64, slug: &str) -> ApiResult<Head> {
     Ok(cms::head(&app.db, org_id, slug)
         .await?
-        .ok_or(domain::Error::NotFound("collection"))?)
+        .ok_or(jobboard_domain::Error::NotFound("collection"))?)
 }
 
 /// List the organization's CMS collections, by slug.
@@ -187,7 +188,7 @@ async fn cached_read<T, F, Fut>(
 where
     T: Serialize,
     F: FnOnce() -> Fut,
-    Fut: Future<Output = domain::Result<T>>,
+    Fut: Future<Output = jobboard_domain::Result<T>>,
 {
     let rendered = app
         .cms_cache
@@ -443,12 +444,12 @@ async fn submit(
     slug: &str,
     headers: &HeaderMap,
     client: Option<std::net::IpAddr>,
-    input: domain::Input,
+    input: jobboard_domain::Input,
 ) -> ApiResult<SubmittedOut> {
     let host = crate::web::site::host_of(headers);
     let board = orgs::board_for_host(&app.db, &host)
         .await?
-        .ok_or(domain::Error::NotFound("collection"))?;
+        .ok_or(jobboard_domain::Error::NotFound("collection"))?;
     let org_id = board.org.id;
     let collection = cms::submission_target(&app.db, org_id, slug).await?;
     let decision = app

@@ -8,11 +8,9 @@ use axum::{
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::domain::{Input, QueryInput, kind::parse_uuid};
-use crate::{
-    auth,
-    error::{ApiError, ApiResult},
-};
+use crate::error::{ApiError, ApiResult};
+use jobboard_domain::keys::secret as auth;
+use jobboard_domain::{Input, QueryInput, kind::parse_uuid};
 
 /// The largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

@@ -14,14 +14,12 @@ use uuid::Uuid;
 use super::{Auth, JsonBody, Query, cached, extract};
 use crate::{
     app::AppState,
-    cache::{MAX_AGE_MICROS, Rendered},
-    domain::{
-        Ts,
-        jobs::{
-            self, Job, JobIn, JobListItem, JobListQuery, JobPatch, JobStatus, JobType, ListQuery,
-        },
-    },
     error::{ApiError, ApiResult},
+};
+use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
+use jobboard_domain::{
+    Ts,
+    jobs::{self, Job, JobIn, JobListItem, JobListQuery, JobPatch, JobStatus, JobType, ListQuery},
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -12,13 +12,10 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, JsonBody, Query, docs::Pagination};
-use crate::{
-    app::AppState,
-    domain::members::{
-        self, Access, AccessActionIn, ApprovalStatus, Member, MemberListQuery, MemberRecord,
-        MemberSyncIn, Payment, Role,
-    },
-    error::ApiResult,
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::members::{
+    self, Access, AccessActionIn, ApprovalStatus, Member, MemberListQuery, MemberRecord,
+    MemberSyncIn, Payment, Role,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -1,5 +1,5 @@
 //! The HTTP layer: routes, middleware and the OpenAPI document. It knows nothing of SQL;
-//! handlers call the storage functions in `crate::db`.
+//! handlers call the storage functions in `jobboard_store`.
 
 mod auth;
 mod cached;

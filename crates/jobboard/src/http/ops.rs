@@ -13,7 +13,11 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::{app::AppState, cache::CacheStats, config::Secret, db::events, error::ApiError};
+use jobboard_core::cache::CacheStats;
+
+use jobboard_store::events;
+
+use crate::{app::AppState, config::Secret, error::ApiError};
 
 /// `/healthz` and `/readyz`, and `/metrics` when `with_metrics`.
 pub fn routes(with_metrics: bool) -> Router<AppState> {
@@ -67,17 +71,17 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         let ip = super::auth::client_key(&app, &req);
         return super::auth::refuse_credentials(&app, &ip, ApiError::invalid_token()).await;
     }
-    let indexes = crate::domain::jobs::indexes::Indexes::of(&app.db);
+    let indexes = jobboard_domain::jobs::indexes::Indexes::of(&app.db);
     let (index_bytes, indexed) = indexes.usage();
     let pending = events::pending_count(&app.db)
         .await
         .map(|n| n as f64)
         .unwrap_or(f64::NAN);
-    let deliveries = crate::domain::webhooks::pending_count(&app.db)
+    let deliveries = jobboard_domain::webhooks::pending_count(&app.db)
         .await
         .map(|n| n as f64)
         .unwrap_or(f64::NAN);
-    let (queued, failed) = crate::mail::store::counts(&app.db)
+    let (queued, failed) = jobboard_domain::mail::store::counts(&app.db)
         .await
         .map(|(q, f)| (q as f64, f as f64))
         .unwrap_or((f64::NAN, f64::NAN));

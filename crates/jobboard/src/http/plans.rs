@@ -6,11 +6,8 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, JsonBody, Query};
-use crate::{
-    app::AppState,
-    domain::plans::{self, Plan, PlanIn},
-    error::ApiResult,
-};
+use crate::{app::AppState, error::ApiResult};
+use jobboard_domain::plans::{self, Plan, PlanIn};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_plans, create_plan))

@@ -13,17 +13,13 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, extract::path_id};
-use crate::{
-    app::AppState,
-    domain::{
-        Ts,
-        webhooks::{
-            self, Attempt, Delivery, DeliveryListQuery, EventName, RecoverIn, Subscription,
-            TargetType, WebhookIn, WebhookPatch,
-        },
+use crate::{app::AppState, error::ApiResult, webhooks::ssrf::Policy};
+use jobboard_domain::{
+    Ts,
+    webhooks::{
+        self, Attempt, Delivery, DeliveryListQuery, EventName, RecoverIn, Subscription, TargetType,
+        WebhookIn, WebhookPatch,
     },
-    error::ApiResult,
-    webhooks::ssrf::Policy,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

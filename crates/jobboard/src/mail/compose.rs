@@ -9,7 +9,7 @@ use lettre::message::{
     header::{HeaderName, HeaderValue},
 };
 
-use super::store::Mail;
+use jobboard_domain::mail::store::Mail;
 
 /// The message sent for a stored mail. The same mail always gives the same headers
 /// (Message-ID, Date of enqueueing, sender, recipient, subject, extra headers) and parts.

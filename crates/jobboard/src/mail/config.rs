@@ -8,7 +8,7 @@ use anyhow::Context;
 use lettre::{AsyncSmtpTransport, Tokio1Executor, message::Mailbox};
 use serde::Deserialize;
 
-use crate::db::redact_url;
+use jobboard_store::redact_url;
 
 /// The `[mail]` layer of a configuration file, or of the environment.
 #[derive(Default, Clone, Deserialize)]

@@ -5,7 +5,7 @@
 //! caller's transaction --enqueue--> mail_outbox --worker (lease)--> SMTP server
 //! ```
 //!
-//! A feature that mails someone calls [`enqueue`] inside the transaction of the change that
+//! A feature that mails someone calls `jobboard_domain::mail::enqueue` inside the transaction of the change that
 //! causes the mail, so the mail exists exactly when the change is committed, and survives
 //! any crash after that. The worker (`serve`, unless `--no-worker`) claims due mails with a
 //! lease, sends them with lettre over SMTP (`mail.smtp_url`), and marks each sent right
@@ -22,19 +22,16 @@
 
 pub mod compose;
 pub mod config;
-pub mod message;
-pub mod store;
 pub mod worker;
 
 /// The clock of [`drain_with`]: the real one, or a chosen instant (tests step through
 /// retry schedules with it).
 pub use crate::webhooks::Clock;
 pub use config::{MailConfig, MailLayer};
-pub use message::Message;
-pub use store::{EnqueueError, Mail, Status, enqueue};
 pub use worker::{drain, drain_with, run};
 
-use crate::db::Db;
+use jobboard_domain::mail::{EnqueueError, Message, enqueue};
+use jobboard_store::Db;
 
 /// What the mail worker needs: the database and the mail settings.
 #[derive(Debug, Clone)]

@@ -24,14 +24,10 @@ use tokio::{sync::watch, task::JoinSet};
 use uuid::Uuid;
 
 use super::Setup;
-use super::{
-    compose,
-    store::{self, MAIL_CHANNEL, MAIL_WAKE, Mail},
-};
-use crate::{
-    db::{Db, Ts, redact_url},
-    webhooks::Clock,
-};
+use super::compose;
+use crate::webhooks::Clock;
+use jobboard_domain::mail::store::{self, MAIL_CHANNEL, MAIL_WAKE, Mail};
+use jobboard_store::{Db, Ts, redact_url};
 
 /// How long past the hand-over time-out a claimed mail stays leased: room for recording
 /// the outcome before another node may take the mail.

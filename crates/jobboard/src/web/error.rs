@@ -8,7 +8,8 @@ use axum::{
 };
 
 use super::page::{Chrome, Html};
-use crate::{db::StoreError, domain, error::current_request_id};
+use crate::error::current_request_id;
+use jobboard_store::StoreError;
 
 /// A page that could not be shown: rendered as a short HTML page with its status.
 #[derive(Debug)]
@@ -104,9 +105,9 @@ impl From<StoreError> for PageError {
     }
 }
 
-impl From<domain::Error> for PageError {
-    fn from(e: domain::Error) -> Self {
-        use domain::Error as E;
+impl From<jobboard_domain::Error> for PageError {
+    fn from(e: jobboard_domain::Error) -> Self {
+        use jobboard_domain::Error as E;
         match e {
             E::NotFound(_) => PageError::not_found(),
             E::Invalid(fields) | E::Schema(fields) => PageError::bad_request(

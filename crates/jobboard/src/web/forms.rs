@@ -20,7 +20,7 @@ use serde_json::{Map, Number, Value};
 use sha2::Sha256;
 
 use super::error::PageError;
-use crate::domain::{FieldError, Input};
+use jobboard_domain::{FieldError, Input};
 
 /// Largest accepted form body.
 pub const MAX_FORM_BYTES: usize = 256 * 1024;

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::forms::{FieldMessages, FormData, FormValue};
-use crate::domain::{
+use jobboard_domain::{
     FieldError,
     cms::{FieldDef, FieldType},
 };

@@ -11,10 +11,8 @@ use axum::{
 use sha2::{Digest, Sha256};
 
 use super::error::PageError;
-use crate::{
-    app::{App, AppState},
-    domain::orgs::{self, Board, Org},
-};
+use crate::app::{App, AppState};
+use jobboard_domain::orgs::{self, Board, Org};
 
 /// The board of a request.
 #[derive(Debug, Clone)]

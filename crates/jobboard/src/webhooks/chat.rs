@@ -96,7 +96,7 @@ fn link(data: &Map<String, Value>, public_url: &str) -> Option<String> {
     } else {
         url.to_string()
     };
-    crate::domain::links::is_http_url(&abs).then_some(abs)
+    jobboard_domain::links::is_http_url(&abs).then_some(abs)
 }
 
 struct Parts<'a> {

@@ -26,14 +26,14 @@ use rand::Rng;
 use tokio::{sync::watch, task::JoinSet};
 use uuid::Uuid;
 
-use crate::{
-    config::{Config, WebhookConfig},
-    db::{
-        Backend, Db, Ts,
-        events::{self, OUTBOX_WAKE},
-    },
-    domain::webhooks::{self as store, Claimed, Next, Outcome, Subscription, TargetType},
+use jobboard_store::{
+    Backend, Db, Ts,
+    events::{self, OUTBOX_WAKE},
 };
+
+use jobboard_domain::webhooks::{self as store, Claimed, Next, Outcome, Subscription, TargetType};
+
+use crate::config::{Config, WebhookConfig};
 
 /// The most of a response body kept in the attempt log.
 pub const EXCERPT_BYTES: usize = 2048;

@@ -9,10 +9,9 @@
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::{
-    db::{Db, DbResult, Ts},
-    domain::webhooks::{self as store, Claimed, Next, Outcome},
-};
+use jobboard_store::{Db, DbResult, Ts};
+
+use jobboard_domain::webhooks::{self as store, Claimed, Next, Outcome};
 
 /// A succeeded attempt waiting to be recorded.
 struct Pending {

@@ -13,11 +13,11 @@ use std::{
     time::Duration,
 };
 
-use crate::{
-    config::WebhookConfig,
-    domain::webhooks::TargetPolicy,
-    net::{Cidr, canonical},
-};
+use jobboard_domain::webhooks::TargetPolicy;
+
+use jobboard_core::net::{Cidr, canonical};
+
+use crate::config::WebhookConfig;
 
 /// True for addresses on the public internet.
 pub fn is_public(ip: IpAddr) -> bool {

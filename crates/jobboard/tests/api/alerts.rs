@@ -6,7 +6,11 @@
 
 use std::time::Duration;
 
-use jobboard::{config::Config, db::Ts, domain::alerts, mail::drain, server::App};
+use jobboard_store::Ts;
+
+use jobboard_domain::alerts;
+
+use jobboard::{config::Config, mail::drain, server::App};
 use reqwest::Method;
 use serde_json::json;
 

@@ -201,7 +201,7 @@ async fn anonymous_visitors_are_hashed_per_address_and_agent(b: Backend) {
     assert_eq!(r.body["data"]["views"][j.to_string()], 6);
     assert_eq!(r.body["data"]["visitors"][j.to_string()], 2);
     // What is stored is a hash: the address appears nowhere.
-    let stored: Vec<Vec<u8>> = jobboard::dispatch!(t.db().reader(), p => {
+    let stored: Vec<Vec<u8>> = jobboard_store::dispatch!(t.db().reader(), p => {
         sqlx::query_scalar("SELECT visitor FROM analytics_visitors").fetch_all(p).await.unwrap()
     });
     assert!(!stored.is_empty());

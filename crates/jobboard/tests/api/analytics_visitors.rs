@@ -3,7 +3,7 @@
 //! sketches existed.
 
 use chrono::{Duration, Utc};
-use jobboard::domain::analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE, hll::STANDARD_ERROR};
+use jobboard_domain::analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE, hll::STANDARD_ERROR};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -193,7 +193,7 @@ async fn upgrading_keeps_the_figures_and_builds_the_sketches(b: Backend) {
     assert_eq!(before.0["meta"]["visitors_exact"], false);
 
     // The database as version 6 left it: no per-day visitor counts, no sketches.
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         for sql in [
             "ALTER TABLE analytics_daily DROP COLUMN sketch",
             "ALTER TABLE analytics_daily DROP COLUMN visitors",
@@ -208,7 +208,7 @@ async fn upgrading_keeps_the_figures_and_builds_the_sketches(b: Backend) {
 
     // Days without a sketch (an upgrade interrupted before they were built) are read from
     // the visitor rows: the same figures. New visitors on such a day are counted too.
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("UPDATE analytics_daily SET sketch = NULL").execute(p).await.unwrap();
     });
     assert_eq!(site_and_job_figures(&t, job).await, before);
@@ -224,7 +224,7 @@ async fn upgrading_keeps_the_figures_and_builds_the_sketches(b: Backend) {
     assert_eq!(after.1["data"]["visitors"], distinct_over(7) + 1000);
     assert_estimate(&after.2["data"]["visitors"][job.to_string()], total);
     // Building the missing sketches changes no figure.
-    let built = jobboard::domain::analytics::rebuild_sketches(t.db())
+    let built = jobboard_domain::analytics::rebuild_sketches(t.db())
         .await
         .unwrap();
     assert_eq!(built, 2 * seeded_days() as u64);
@@ -248,7 +248,7 @@ async fn serve_builds_missing_sketches_in_the_background(b: Backend) {
     let count = |sql: &'static str| {
         let db = db.clone();
         async move {
-            let n: i64 = jobboard::dispatch!(db.reader(), p => {
+            let n: i64 = jobboard_store::dispatch!(db.reader(), p => {
                 sqlx::query_scalar(sql).fetch_one(p).await.unwrap()
             });
             n
@@ -256,7 +256,7 @@ async fn serve_builds_missing_sketches_in_the_background(b: Backend) {
     };
     let missing = "SELECT COUNT(*) FROM analytics_daily WHERE sketch IS NULL AND visitors > 0";
     // As an upgrade from version 6 leaves the database: no sketches, the work recorded.
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("UPDATE analytics_daily SET sketch = NULL").execute(p).await.unwrap();
         sqlx::query("INSERT INTO maintenance_tasks (name) VALUES ('analytics_sketches') ON CONFLICT DO NOTHING")
             .execute(p)

@@ -15,7 +15,7 @@ backends!(
 );
 
 async fn events_of(t: &TestApp, kind: &str) -> Vec<Value> {
-    jobboard::db::events::list_for_org(t.db(), t.org_id)
+    jobboard_store::events::list_for_org(t.db(), t.org_id)
         .await
         .unwrap()
         .into_iter()

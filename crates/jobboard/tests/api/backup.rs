@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use jobboard::db::{Db, backup};
+use jobboard_store::{Db, backup};
 use serde_json::json;
 use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
 
@@ -201,7 +201,7 @@ async fn a_restore_waits_for_the_database_to_be_free_and_keeps_the_old_one(b: Ba
     let db = Db::connect(&url, 1).await.unwrap();
     db.migrate().await.unwrap();
     let jobs =
-        jobboard::domain::jobs::get_many(&db, t.org_id, &kept.iter().copied().collect::<Vec<_>>())
+        jobboard_domain::jobs::get_many(&db, t.org_id, &kept.iter().copied().collect::<Vec<_>>())
             .await
             .unwrap();
     assert_eq!(jobs.len(), 3);

@@ -249,10 +249,10 @@ async fn list_pages_are_cached_with_etags(b: Backend) {
     let r = Resp::read(r).await;
     assert_eq!(listed(&r.html())[0], slug);
     // The organization's look is part of every page: a change shows at once too.
-    jobboard::domain::orgs::update(
+    jobboard_domain::orgs::update(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(
+        jobboard_domain::Input::new(
             json!({"name": "Renamed board", "tagline": "Jobs near you"})
                 .as_object()
                 .unwrap()
@@ -329,10 +329,9 @@ async fn job_pages_answer_by_the_jobs_state(b: Backend) {
 async fn each_host_sees_its_own_board(b: Backend) {
     let t = TestApp::spawn(b).await;
     let ours = job(&t, json!({"title": "Ours"})).await;
-    let org =
-        jobboard::domain::orgs::create_with(t.db(), "Second board", Some("jobs.example.test"))
-            .await
-            .unwrap();
+    let org = jobboard_domain::orgs::create_with(t.db(), "Second board", Some("jobs.example.test"))
+        .await
+        .unwrap();
     let key = t.new_key(org.id, "*", 1000, 1000).await;
     let r = t
         .req(Method::POST, "/jobs")

@@ -117,7 +117,7 @@ async fn a_candidate_applies_on_the_board(b: Backend) {
     // The same event as the API's, written with the application.
     let events = t.get("/analytics?period=7d").await;
     assert_eq!(events.body["data"]["applications"], 1);
-    let events = jobboard::db::events::list_for_org(t.db(), t.org_id)
+    let events = jobboard_store::events::list_for_org(t.db(), t.org_id)
         .await
         .unwrap();
     let received: Vec<_> = events

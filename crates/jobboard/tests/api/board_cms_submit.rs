@@ -344,7 +344,7 @@ async fn only_open_public_collections_have_a_form(b: Backend) {
     let list = t.page("/c/closed").await.html();
     assert_eq!(list.select(&sel("a[href='/c/closed/submit']")).count(), 0);
     // Another board's open collection is not this board's.
-    let org = jobboard::domain::orgs::create_with(t.db(), "Second", Some("jobs.example.test"))
+    let org = jobboard_domain::orgs::create_with(t.db(), "Second", Some("jobs.example.test"))
         .await
         .unwrap();
     let key = t.new_key(org.id, "*", 1000, 1000).await;

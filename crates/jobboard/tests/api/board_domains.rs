@@ -126,7 +126,7 @@ async fn save_domain(br: &Browser<'_>, domain: &str) -> Resp {
 }
 
 async fn domain_of(t: &TestApp, org: i64) -> Option<String> {
-    jobboard::domain::orgs::get(t.db(), org)
+    jobboard_domain::orgs::get(t.db(), org)
         .await
         .unwrap()
         .domain

@@ -242,7 +242,7 @@ async fn the_sitemap_lists_the_live_jobs(b: Backend) {
 
 /// Stores `n` live jobs of organization `org` at once (the API would take minutes).
 async fn bulk_jobs(t: &TestApp, org: i64, n: i64) {
-    let now = jobboard::db::Ts::now();
+    let now = jobboard_store::Ts::now();
     match t.backend {
         Backend::Sqlite => {
             let pool = sqlx::SqlitePool::connect(&t.database_url).await.unwrap();

@@ -203,7 +203,7 @@ async fn refused_submissions_store_nothing(b: Backend) {
         "what was typed is kept for a second try"
     );
     send(good("AAAA"), vec![]).await.expect(403);
-    let other = jobboard::domain::orgs::create_with(t.db(), "Other", Some("other.example.test"))
+    let other = jobboard_domain::orgs::create_with(t.db(), "Other", Some("other.example.test"))
         .await
         .unwrap();
     let _ = other;
@@ -255,10 +255,10 @@ async fn public_posting_can_be_turned_off(b: Backend) {
             .next()
             .is_some()
     );
-    jobboard::domain::orgs::update(
+    jobboard_domain::orgs::update(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(
+        jobboard_domain::Input::new(
             json!({"public_posting": false})
                 .as_object()
                 .unwrap()

@@ -1,11 +1,11 @@
 //! CMS collections and items: schemas, every field type, item endpoints, publishing
 //! windows, the scheduler's expiry, ETags, and a cache that is never stale.
 
-use jobboard::{
-    db::Ts,
-    domain::cms::{self as store, ListFilter},
-    server::{self, App},
-};
+use jobboard_store::Ts;
+
+use jobboard_domain::cms::{self as store, ListFilter};
+
+use jobboard::server::{self, App};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -906,7 +906,7 @@ async fn sneak_in(t: &TestApp, title: &str) {
         .unwrap()
         .unwrap();
     let now = Ts::now();
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query(
             "INSERT INTO cms_items (id, org_id, collection_id, data, status, position, created_at, updated_at)
              VALUES ($1, $2, $3, $4, 'published', 0, $5, $5)",

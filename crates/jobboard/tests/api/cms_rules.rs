@@ -374,10 +374,9 @@ async fn submissions_never_cross_organizations(b: Backend) {
     // Organization 1 (any host) has a closed collection; the second board's host has an
     // open one with the same slug.
     upsert(&t, "ideas", None).await.expect(201);
-    let org =
-        jobboard::domain::orgs::create_with(t.db(), "Second board", Some("jobs.example.test"))
-            .await
-            .unwrap();
+    let org = jobboard_domain::orgs::create_with(t.db(), "Second board", Some("jobs.example.test"))
+        .await
+        .unwrap();
     let key = t.new_key(org.id, "*", 1000, 1000).await;
     t.req(Method::POST, "/cms")
         .key(&key)

@@ -9,10 +9,13 @@
 
 use std::path::PathBuf;
 
+use jobboard_domain::keys::store as keys;
+use jobboard_store::Db;
+
+use jobboard_domain::orgs;
+
 use jobboard::{
     config::Config,
-    db::{Db, keys},
-    domain::orgs,
     server::{self, App, AppState, Running},
 };
 use reqwest::{Method, StatusCode};
@@ -192,9 +195,13 @@ impl TestApp {
     /// refer to jobs) and returns its id.
     pub async fn insert_job(&self, org: i64, title: &str) -> uuid::Uuid {
         let id = uuid::Uuid::now_v7();
-        let now = jobboard::db::Ts::now();
-        let slug = format!("{}-{}", jobboard::text::slugify(title, 60), id.simple());
-        jobboard::dispatch!(self.db().writer(), p => {
+        let now = jobboard_store::Ts::now();
+        let slug = format!(
+            "{}-{}",
+            jobboard_core::text::slugify(title, 60),
+            id.simple()
+        );
+        jobboard_store::dispatch!(self.db().writer(), p => {
             sqlx::query(
                 "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug, status, created_at, updated_at)
                  VALUES ($1, $2, $3, $4, $4, $5, $6, 'active', $7, $7)",

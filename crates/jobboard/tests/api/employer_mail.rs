@@ -5,11 +5,8 @@
 
 use std::time::Duration;
 
-use jobboard::{
-    config::Config,
-    mail::{drain, store},
-    server::App,
-};
+use jobboard::{config::Config, mail::drain, server::App};
+use jobboard_domain::mail::store;
 use serde_json::json;
 
 use crate::{
@@ -104,10 +101,10 @@ async fn a_job_going_live_is_mailed_once(b: Backend) {
     assert_eq!(subjects(&sink)[1], "Your job is live: Cook");
     assert_eq!(sink.received()[1].to, ["chef@acme.example"]);
     // A board with its own domain links there.
-    jobboard::domain::orgs::update(
+    jobboard_domain::orgs::update(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(
+        jobboard_domain::Input::new(
             json!({"domain": "jobs.acme.example"})
                 .as_object()
                 .unwrap()
@@ -212,11 +209,11 @@ async fn expiry_reminders_go_once_per_expiry(b: Backend) {
         Backend::Sqlite => None,
     };
     let other = second.clone().unwrap_or_else(|| t.app.clone());
-    let now = jobboard::db::Ts::now();
+    let now = jobboard_store::Ts::now();
     let (a, b2, c) = tokio::join!(
-        jobboard::domain::jobs::remind_expiring(t.db(), now),
-        jobboard::domain::jobs::remind_expiring(&other.db, now),
-        jobboard::domain::jobs::remind_expiring(t.db(), now),
+        jobboard_domain::jobs::remind_expiring(t.db(), now),
+        jobboard_domain::jobs::remind_expiring(&other.db, now),
+        jobboard_domain::jobs::remind_expiring(t.db(), now),
     );
     assert_eq!(a.unwrap() + b2.unwrap() + c.unwrap(), 1);
     assert_eq!(
@@ -246,10 +243,10 @@ async fn expiry_reminders_go_once_per_expiry(b: Backend) {
 async fn each_mail_can_be_switched_off(b: Backend) {
     let sink = SmtpSink::start().await;
     let t = spawn(b, &sink).await;
-    jobboard::domain::orgs::update(
+    jobboard_domain::orgs::update(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(
+        jobboard_domain::Input::new(
             json!({"mail_job_live": false, "mail_expiry_days": 0, "mail_applications": false})
                 .as_object()
                 .unwrap()
@@ -270,10 +267,10 @@ async fn each_mail_can_be_switched_off(b: Backend) {
     assert_eq!(drain(&t.app).await, 0);
     assert!(sink.received().is_empty());
     // Bad settings are refused beside the field.
-    let err = jobboard::domain::orgs::update(
+    let err = jobboard_domain::orgs::update(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(json!({"mail_expiry_days": 61}).as_object().unwrap().clone()),
+        jobboard_domain::Input::new(json!({"mail_expiry_days": 61}).as_object().unwrap().clone()),
     )
     .await
     .unwrap_err();

@@ -53,8 +53,8 @@ async fn api_changes_reach_the_receiver(b: Backend) {
     .expect(200);
     let r = t.post("/jobs", json!({"title": "Temp", "description": "x", "company_name": "Acme", "status": "active"})).await;
     let temp = r.body["data"]["id"].as_str().unwrap().to_string();
-    let past = jobboard::db::Ts::now().plus(chrono::Duration::seconds(-1));
-    jobboard::dispatch!(t.db().writer(), p => {
+    let past = jobboard_store::Ts::now().plus(chrono::Duration::seconds(-1));
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("UPDATE jobs SET expires_at = $1 WHERE id = $2")
             .bind(past)
             .bind(uuid::Uuid::parse_str(&temp).unwrap())

@@ -105,10 +105,10 @@ async fn absolute_links_never_follow_an_unknown_host(b: Backend) {
 
 async fn a_domain_board_links_with_the_scheme_the_request_came_on(b: Backend) {
     let t = TestApp::spawn_with(b, |c| {
-        c.trusted_proxies = vec![jobboard::net::Cidr::parse("127.0.0.1/32").unwrap()];
+        c.trusted_proxies = vec![jobboard_core::net::Cidr::parse("127.0.0.1/32").unwrap()];
     })
     .await;
-    let org = jobboard::domain::orgs::create_with(t.db(), "Second", Some("jobs.example.test"))
+    let org = jobboard_domain::orgs::create_with(t.db(), "Second", Some("jobs.example.test"))
         .await
         .unwrap();
     let key = t.new_key(org.id, "*", 1000, 1000).await;
@@ -222,7 +222,7 @@ async fn forms_are_accepted_from_the_service_s_own_origins_only(b: Backend) {
     for origin in [other_port.as_str(), https.as_str()] {
         ada.post_from(page, &form, Some(origin)).await.expect(403);
     }
-    let org = jobboard::domain::orgs::get(t.db(), t.org_id).await.unwrap();
+    let org = jobboard_domain::orgs::get(t.db(), t.org_id).await.unwrap();
     assert_eq!(org.name, "Test org");
     ada.post_from(page, &form, Some(&t.base)).await.expect(303);
 }

@@ -61,8 +61,10 @@ async fn missing_and_invalid_keys(b: Backend) {
 async fn revoked_key_is_refused_at_once(b: Backend) {
     let t = TestApp::spawn(b).await;
     t.get("/categories").await.expect(200);
-    let found = jobboard::db::keys::list(t.db(), t.org_id).await.unwrap();
-    jobboard::db::keys::revoke(t.db(), found[0].id)
+    let found = jobboard_domain::keys::store::list(t.db(), t.org_id)
+        .await
+        .unwrap();
+    jobboard_domain::keys::store::revoke(t.db(), found[0].id)
         .await
         .unwrap();
     t.get("/categories")
@@ -418,7 +420,7 @@ async fn memory_budgets_are_applied_and_reported(b: Backend) {
         // 8 readers and the writer: 1 MiB each.
         Backend::Sqlite => {
             assert_eq!(page_cache, (9 << 20) as f64);
-            let size: i64 = jobboard::dispatch!(t.db().reader(), p => {
+            let size: i64 = jobboard_store::dispatch!(t.db().reader(), p => {
                 sqlx::query_scalar("PRAGMA cache_size").fetch_one(p).await.unwrap()
             });
             assert_eq!(size, -1024);
@@ -503,8 +505,8 @@ async fn the_scheduler_runs_inside_serve(b: Backend) {
     let t = TestApp::spawn(b).await;
     let r = t.post("/jobs", json!({"title": "Soon gone", "description": "x", "company_name": "Acme", "status": "active"})).await;
     let id = r.body["data"]["id"].as_str().unwrap().to_string();
-    let past = jobboard::db::Ts::now().plus(chrono::Duration::seconds(-1));
-    jobboard::dispatch!(t.db().writer(), p => {
+    let past = jobboard_store::Ts::now().plus(chrono::Duration::seconds(-1));
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("UPDATE jobs SET expires_at = $1 WHERE id = $2")
             .bind(past)
             .bind(uuid::Uuid::parse_str(&id).unwrap())
@@ -523,7 +525,7 @@ async fn the_scheduler_runs_inside_serve(b: Backend) {
     }
     let r = t.get(&format!("/jobs/{id}")).await;
     assert_eq!(r.body["data"]["status"], "expired");
-    let kinds: Vec<String> = jobboard::db::events::list_for_org(t.db(), t.org_id)
+    let kinds: Vec<String> = jobboard_store::events::list_for_org(t.db(), t.org_id)
         .await
         .unwrap()
         .into_iter()
@@ -735,7 +737,7 @@ fn openapi_document_matches_the_snapshot() {
 async fn a_trusted_proxy_forwards_the_client_address(b: Backend) {
     let trusted = |c: &mut jobboard::config::Config| {
         c.auth_failure_limit = 3;
-        c.trusted_proxies = vec![jobboard::net::Cidr::parse("127.0.0.1/32").unwrap()];
+        c.trusted_proxies = vec![jobboard_core::net::Cidr::parse("127.0.0.1/32").unwrap()];
     };
     let t = TestApp::spawn_with(b, trusted).await;
     let guess = format!("jb_{}", "C".repeat(40));

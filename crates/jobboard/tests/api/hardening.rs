@@ -414,7 +414,7 @@ async fn metrics_on_a_separate_listener(b: Backend) {
 }
 
 async fn sqlite_synchronous_is_a_setting(b: Backend) {
-    use jobboard::db::{Pool, Synchronous};
+    use jobboard_store::{Pool, Synchronous};
     match b {
         Backend::Sqlite => {
             // PRAGMA synchronous: 1 is NORMAL, 2 is FULL; on the writer and the readers.

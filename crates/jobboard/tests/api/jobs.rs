@@ -78,7 +78,7 @@ fn titles(r: &Resp) -> Vec<String> {
 }
 
 async fn events(t: &TestApp, org: i64) -> Vec<(String, Value)> {
-    jobboard::db::events::list_for_org(t.db(), org)
+    jobboard_store::events::list_for_org(t.db(), org)
         .await
         .unwrap()
         .into_iter()
@@ -839,7 +839,7 @@ async fn expired_job_leaves_the_list_by_itself(b: Backend) {
     create_active(&t, "Long gig", json!({})).await;
     assert_eq!(titles(&t.get("/jobs").await), ["Long gig", "Short gig"]);
     // Its moment passes: it leaves the list at once, before the scheduler has run.
-    let past = jobboard::db::Ts::now().plus(chrono::Duration::seconds(-1));
+    let past = jobboard_store::Ts::now().plus(chrono::Duration::seconds(-1));
     t.patch(
         &format!("/jobs/{id}"),
         json!({"expires_at": past.to_rfc3339()}),
@@ -941,7 +941,7 @@ async fn delete_of_a_referenced_job_is_a_conflict(b: Backend) {
         Backend::Postgres => "CREATE TABLE job_refs (job_id UUID NOT NULL REFERENCES jobs(id))",
     };
     let job_id: uuid::Uuid = id.parse().unwrap();
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query(ddl).execute(p).await.unwrap();
         sqlx::query("INSERT INTO job_refs (job_id) VALUES ($1)")
             .bind(job_id)
@@ -1008,12 +1008,12 @@ async fn directly_inserted_jobs_are_listed(b: Backend) {
     let t = TestApp::spawn(b).await;
     let id = t.insert_job(t.org_id, "Inserted Role").await;
     assert!(
-        jobboard::domain::jobs::exists(t.db(), t.org_id, id)
+        jobboard_domain::jobs::exists(t.db(), t.org_id, id)
             .await
             .unwrap()
     );
     assert!(
-        !jobboard::domain::jobs::exists(t.db(), t.org_id + 1, id)
+        !jobboard_domain::jobs::exists(t.db(), t.org_id + 1, id)
             .await
             .unwrap()
     );
@@ -1150,16 +1150,16 @@ async fn search_lists_sticky_first_then_newest_and_pages(b: Backend) {
 
 /// Stores `n` active jobs titled "Bulk Role", every other one a contract.
 async fn insert_bulk(t: &TestApp, n: i64) {
-    let now = jobboard::db::Ts::now();
+    let now = jobboard_store::Ts::now();
     let sql = match t.db().backend() {
-        jobboard::db::Backend::Sqlite => {
+        jobboard_store::Backend::Sqlite => {
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
              INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug,
                  job_type, status, created_at, updated_at)
              SELECT randomblob(16), $1, 'Bulk Role', 'bulk', 'bulk', 'Acme', 'bulk-' || i,
                  CASE WHEN i % 2 = 0 THEN 'contract' ELSE 'full-time' END, 'active', $3, $3 FROM n"
         }
-        jobboard::db::Backend::Postgres => {
+        jobboard_store::Backend::Postgres => {
             "INSERT INTO jobs (id, org_id, title, description, description_text, company_name, slug,
                  job_type, status, created_at, updated_at)
              SELECT gen_random_uuid(), $1, 'Bulk Role', 'bulk', 'bulk', 'Acme', 'bulk-' || i,
@@ -1167,7 +1167,7 @@ async fn insert_bulk(t: &TestApp, n: i64) {
              FROM generate_series(1, $2::bigint) AS i"
         }
     };
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query(sql).bind(t.org_id).bind(n).bind(now).execute(p).await.unwrap();
     });
 }
@@ -1427,7 +1427,7 @@ async fn a_job_committed_late_is_listed_in_its_place(b: Backend) {
     create_active(&t, "Early Harbour Pilot", json!({})).await;
     assert_eq!(fresh(&t, "search=harbour").await.1, 1);
     match t.db().writer() {
-        jobboard::db::Pool::Postgres(p) => {
+        jobboard_store::Pool::Postgres(p) => {
             let mut late = p.begin().await.unwrap();
             let id = uuid::Uuid::now_v7();
             sqlx::query(
@@ -1437,7 +1437,7 @@ async fn a_job_committed_late_is_listed_in_its_place(b: Backend) {
             .bind(id)
             .bind(t.org_id)
             .bind(format!("late-{}", id.simple()))
-            .bind(jobboard::db::Ts::now())
+            .bind(jobboard_store::Ts::now())
             .execute(&mut *late)
             .await
             .unwrap();
@@ -1454,7 +1454,7 @@ async fn a_job_committed_late_is_listed_in_its_place(b: Backend) {
             );
             late.commit().await.unwrap();
         }
-        jobboard::db::Pool::Sqlite(_) => {
+        jobboard_store::Pool::Sqlite(_) => {
             t.insert_job(t.org_id, "Late Harbour Master").await;
             create_active(&t, "Harbour Cook", json!({})).await;
         }
@@ -1541,14 +1541,14 @@ async fn past_the_index_bounds_lists_stay_exact(b: Backend) {
     let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
     insert_bulk(&t, 1_100).await;
     // Every bulk job gets its own location; the first 1,020 are past their expiry.
-    let past = jobboard::db::Ts(chrono::Utc::now() - chrono::Duration::minutes(1));
+    let past = jobboard_store::Ts(chrono::Utc::now() - chrono::Duration::minutes(1));
     // Bulk job i (slug `bulk-i`) is row i; contracts are the even ones.
     let sql = "UPDATE jobs SET location = 'Place ' || r.n, \
                expires_at = CASE WHEN r.n <= 1020 THEN $1 ELSE NULL END \
                FROM (SELECT id AS k, CAST(substr(slug, 6) AS INTEGER) AS n FROM jobs \
                      WHERE org_id = $2 AND slug LIKE 'bulk-%') r \
                WHERE jobs.id = r.k";
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query(sql).bind(past).bind(t.org_id).execute(p).await.unwrap();
     });
     create_active(
@@ -1566,7 +1566,7 @@ async fn past_the_index_bounds_lists_stay_exact(b: Backend) {
     // Past their expiry they are listed under no status.
     assert_eq!(fresh(&t, "search=bulk&status=all").await.1, 80);
     // With no job overdue, only the location filter is past the bound.
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("UPDATE jobs SET expires_at = NULL").execute(p).await.unwrap();
     });
     assert_eq!(fresh(&t, "locations=place").await.1, 1_101);
@@ -1641,7 +1641,7 @@ async fn cached_lists_see_every_write(b: Backend) {
     );
     // Writes made without the API (here a direct UPDATE) are seen as well: the version
     // is kept by the database itself.
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("UPDATE jobs SET title = 'Changed in place' WHERE org_id = $1")
             .bind(t.org_id)
             .execute(p)
@@ -1734,7 +1734,7 @@ async fn a_write_on_another_node_is_seen_at_once(b: Backend) {
     assert_eq!(names(&read("/jobs").await), ["Two"]);
     assert_eq!(names(&read("/jobs?status=expired").await), ["One"]);
     // And the scheduler's expiry on this node too.
-    let past = jobboard::db::Ts::now().plus(chrono::Duration::seconds(-1));
+    let past = jobboard_store::Ts::now().plus(chrono::Duration::seconds(-1));
     let two = t.get("/jobs").await.body["data"][0]["id"]
         .as_str()
         .unwrap()
@@ -1752,14 +1752,14 @@ async fn a_write_on_another_node_is_seen_at_once(b: Backend) {
 
 async fn a_cached_list_turns_over_when_a_job_expires(b: Backend) {
     let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
-    let soon = jobboard::db::Ts::now().plus(chrono::Duration::milliseconds(1_000));
+    let soon = jobboard_store::Ts::now().plus(chrono::Duration::milliseconds(1_000));
     create_active(&t, "Lasting", json!({})).await;
     create_active(&t, "Leaving", json!({"expires_at": soon.to_rfc3339()})).await;
     let before = read_twice(&t, "/jobs").await;
     assert_eq!(titles(&before), ["Leaving", "Lasting"]);
     // No write and no scheduler pass happen in between: only the clock moves past the
     // job's expiry, and the cached rendering must not outlive it.
-    let wait = soon.micros() - jobboard::db::Ts::now().micros();
+    let wait = soon.micros() - jobboard_store::Ts::now().micros();
     if wait > 0 {
         tokio::time::sleep(std::time::Duration::from_micros(wait as u64 + 1_000)).await;
     }
@@ -1833,7 +1833,7 @@ async fn concurrent_creates_each_commit_with_their_event(b: Backend) {
 }
 
 async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
-    use jobboard::domain::jobs::{self as store, Job, JobStatus};
+    use jobboard_domain::jobs::{self as store, Job, JobStatus};
     let t = TestApp::spawn_with(b, |c| c.worker = false).await;
     let fields = |i: usize, category: Option<uuid::Uuid>| Job {
         id: uuid::Uuid::now_v7(),
@@ -1843,8 +1843,8 @@ async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
         company_name: "Acme".into(),
         category_id: category,
         status: JobStatus::Active,
-        created_at: jobboard::domain::Ts::now(),
-        updated_at: jobboard::domain::Ts::now(),
+        created_at: jobboard_domain::Ts::now(),
+        updated_at: jobboard_domain::Ts::now(),
         ..Job::default()
     };
     // One creation names a category that does not exist (its insert fails on the foreign

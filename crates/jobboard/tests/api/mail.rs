@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
+use jobboard_domain::mail::{EnqueueError, Message, Status, enqueue, store};
+use jobboard_store::{Ts, events};
+
 use jobboard::{
     config::Config,
-    db::{Ts, events},
-    mail::{self, Clock, EnqueueError, Message, Status, drain, drain_with, store},
+    mail::{self, Clock, drain, drain_with},
     server::App,
 };
 use uuid::Uuid;
@@ -112,7 +114,7 @@ async fn committed_mail_arrives_once_with_every_part(b: Backend) {
     )
     .await
     .unwrap();
-    let id = mail::enqueue(&mut tx, t.org_id, &msg).await.unwrap();
+    let id = enqueue(&mut tx, t.org_id, &msg).await.unwrap();
     tx.commit().await.unwrap();
     let queued = stored(&t, id).await;
     assert_eq!(queued.status, Status::Queued);
@@ -181,7 +183,7 @@ async fn rolled_back_mail_is_never_sent(b: Backend) {
     events::emit(&mut tx, t.org_id, "alert.matched", serde_json::json!({}))
         .await
         .unwrap();
-    let id = mail::enqueue(&mut tx, t.org_id, &alert("ada@example.com", 1))
+    let id = enqueue(&mut tx, t.org_id, &alert("ada@example.com", 1))
         .await
         .unwrap();
     drop(tx); // rolled back
@@ -207,12 +209,12 @@ async fn invalid_mail_is_refused_in_the_callers_transaction(b: Backend) {
         .await
         .unwrap();
     let bad = alert("ada@example.com", 1).header("X-Note", "one\r\nBcc: eve@example.com");
-    let err = mail::enqueue(&mut tx, t.org_id, &bad).await.unwrap_err();
+    let err = enqueue(&mut tx, t.org_id, &bad).await.unwrap_err();
     assert!(
         matches!(&err, EnqueueError::Invalid(m) if m.contains("X-Note")),
         "{err}"
     );
-    let err = mail::enqueue(&mut tx, t.org_id, &alert("not an address", 1))
+    let err = enqueue(&mut tx, t.org_id, &alert("not an address", 1))
         .await
         .unwrap_err();
     assert!(matches!(err, EnqueueError::Invalid(_)), "{err}");

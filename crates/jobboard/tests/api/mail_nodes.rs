@@ -6,9 +6,10 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 
 use jobboard::{
     config::Config,
-    mail::{self, Clock, Status, drain, drain_with, store},
+    mail::{self, Clock, drain, drain_with},
     server::{self, App},
 };
+use jobboard_domain::mail::{Status, enqueue, store};
 
 use crate::{
     backends,
@@ -116,7 +117,7 @@ async fn nodes_send_each_mail_once(b: Backend) {
     let mut ids = Vec::new();
     for i in 0..N {
         let msg = alert(&format!("user{i}@example.com"), i);
-        ids.push(mail::enqueue(&mut tx, t.org_id, &msg).await.unwrap());
+        ids.push(enqueue(&mut tx, t.org_id, &msg).await.unwrap());
     }
     tx.commit().await.unwrap();
     // Explicit drains, three per node, compete with the background workers: every

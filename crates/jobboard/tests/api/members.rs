@@ -25,7 +25,7 @@ backends!(
 );
 
 async fn events(t: &TestApp) -> Vec<(String, Value)> {
-    jobboard::db::events::list_for_org(t.db(), t.org_id)
+    jobboard_store::events::list_for_org(t.db(), t.org_id)
         .await
         .unwrap()
         .into_iter()
@@ -142,7 +142,7 @@ async fn later_syncs_update_and_replace_only_sent_fields(b: Backend) {
     assert_eq!(m["approvalStatus"], "rejected");
     // Only one member, one user.created.
     assert_eq!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -186,7 +186,7 @@ async fn user_id_matching_and_conflicts(b: Backend) {
     r.expect(200);
     assert_eq!(r.body["data"]["member"]["name"], "Al");
     // Nothing changed by the conflicts.
-    let members = jobboard::domain::members::list(t.db(), t.org_id)
+    let members = jobboard_domain::members::list(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(members.len(), 2);
@@ -338,7 +338,7 @@ async fn sync_validation_errors(b: Backend) {
     );
     // Nothing was stored by any of these.
     assert!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()
@@ -434,7 +434,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
     let r = sync(&t, json!({"email": "sub@example.com"})).await;
     assert_eq!(r.body["data"]["access"], Value::Null);
     let uid = uuid::Uuid::parse_str(member.as_str().unwrap()).unwrap();
-    let stored = jobboard::domain::members::access_of(t.db(), t.org_id, uid)
+    let stored = jobboard_domain::members::access_of(t.db(), t.org_id, uid)
         .await
         .unwrap();
     assert_eq!(stored.len(), 1);
@@ -484,7 +484,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
         "access.processorSubscriptionId"
     );
     assert_eq!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -556,7 +556,7 @@ async fn access_plan_lookup(b: Backend) {
         assert_eq!(r.error_fields(), ["access"], "{access}");
     }
     assert_eq!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -573,7 +573,7 @@ async fn access_plan_lookup(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["access"]);
     assert!(
-        jobboard::domain::members::list(t.db(), other_org)
+        jobboard_domain::members::list(t.db(), other_org)
             .await
             .unwrap()
             .is_empty()
@@ -608,7 +608,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     assert_eq!(p["processorSessionId"], Value::Null);
     assert_eq!(p["metadata"], json!({"order": 7}));
     // Stored exactly (no binary floating point) on both backends.
-    let stored = jobboard::domain::members::payments(t.db(), t.org_id)
+    let stored = jobboard_domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(stored.len(), 1);
@@ -629,7 +629,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     assert_eq!(r.body["data"]["payment"]["id"], p["id"]);
     assert_eq!(r.body["data"]["payment"]["updatedAt"], p["updatedAt"]);
     assert_eq!(
-        jobboard::domain::members::payments(t.db(), t.org_id)
+        jobboard_domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -670,7 +670,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
         .await
         .expect(200);
     }
-    let all = jobboard::domain::members::payments(t.db(), t.org_id)
+    let all = jobboard_domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(all.len(), 4);
@@ -729,14 +729,14 @@ async fn payment_status_changes_and_conflicts(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["payment.planId"]);
     assert_eq!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
         1
     );
     assert_eq!(
-        jobboard::domain::members::payments(t.db(), t.org_id)
+        jobboard_domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -759,14 +759,14 @@ async fn failure_in_payment_rolls_back_everything(b: Backend) {
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["payment.jobId"]);
     assert!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty(),
         "no member"
     );
     assert!(
-        jobboard::domain::members::payments(t.db(), t.org_id)
+        jobboard_domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()
@@ -778,13 +778,13 @@ async fn failure_in_payment_rolls_back_everything(b: Backend) {
         .expect(201);
     let r = sync(&t, body.clone()).await;
     r.expect_error(422, "validation_failed");
-    let members = jobboard::domain::members::list(t.db(), t.org_id)
+    let members = jobboard_domain::members::list(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(members.len(), 1);
     assert_eq!(members[0].name, "Before");
     assert!(
-        jobboard::domain::members::access_of(t.db(), t.org_id, members[0].id)
+        jobboard_domain::members::access_of(t.db(), t.org_id, members[0].id)
             .await
             .unwrap()
             .is_empty(),
@@ -838,14 +838,14 @@ async fn concurrent_first_syncs_create_one_member(b: Backend) {
         assert_eq!(ids.len(), 1, "every request saw the same member");
     }
     assert_eq!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
         3
     );
     assert_eq!(
-        jobboard::domain::members::payments(t.db(), t.org_id)
+        jobboard_domain::members::payments(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -930,14 +930,14 @@ async fn members_are_scoped_to_their_organization(b: Backend) {
         .await;
     r.expect(201);
     assert_eq!(r.body["data"]["member"]["organizationId"], other_org);
-    let ours = jobboard::domain::members::list(t.db(), t.org_id)
+    let ours = jobboard_domain::members::list(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(ours.len(), 1);
     assert_eq!(ours[0].name, "Mine");
     assert_eq!(ours[0].email, "both@example.com");
     assert_eq!(
-        jobboard::domain::members::list(t.db(), other_org)
+        jobboard_domain::members::list(t.db(), other_org)
             .await
             .unwrap()
             .len(),
@@ -1014,7 +1014,7 @@ async fn emails_match_ignoring_ascii_case_only(b: Backend) {
         dotted.body["data"]["member"]["id"],
         ivan.body["data"]["member"]["id"]
     );
-    let stored = jobboard::domain::members::list(t.db(), t.org_id)
+    let stored = jobboard_domain::members::list(t.db(), t.org_id)
         .await
         .unwrap();
     let emails: Vec<&str> = stored.iter().map(|m| m.email.as_str()).collect();
@@ -1056,7 +1056,7 @@ async fn emails_match_ignoring_ascii_case_only(b: Backend) {
 
 /// The stored `email_lower` of every member of the organization, by address.
 async fn stored_identities(t: &TestApp) -> Vec<(String, String)> {
-    jobboard::dispatch!(t.db().reader(), p => {
+    jobboard_store::dispatch!(t.db().reader(), p => {
         sqlx::query_as("SELECT email, email_lower FROM members WHERE org_id = $1 ORDER BY created_at, id")
             .bind(t.org_id)
             .fetch_all(p)
@@ -1077,7 +1077,7 @@ async fn upgrading_recomputes_stored_email_identities(b: Backend) {
         sync(&t, json!({ "email": email })).await.expect(201);
     }
     // The database as versions before 11 left it: addresses folded with Unicode rules.
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         for email in addresses {
             sqlx::query("UPDATE members SET email_lower = $1 WHERE org_id = $2 AND email = $3")
                 .bind(email.to_lowercase())
@@ -1120,7 +1120,7 @@ async fn upgrading_recomputes_stored_email_identities(b: Backend) {
         .await
         .expect(201);
     assert_eq!(
-        jobboard::domain::members::list(t.db(), t.org_id)
+        jobboard_domain::members::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),

@@ -2,7 +2,7 @@
 //! moves it refuses, its events, and `delete_member` (the member and its records go, its
 //! payments stay with no member).
 
-use jobboard::db::events::list_for_org;
+use jobboard_store::events::list_for_org;
 use serde_json::{Value, json};
 
 use crate::{backends, common::*};
@@ -435,7 +435,7 @@ async fn delete_member_keeps_payments_detached(b: Backend) {
         .expect_error(404, "not_found");
     let list = t.get("/members").await;
     assert_eq!(list.body["meta"]["pagination"]["total_items"], 0);
-    let payments = jobboard::domain::members::payments(t.db(), t.org_id)
+    let payments = jobboard_domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(payments.len(), 1, "the payment stays");
@@ -500,10 +500,10 @@ async fn upgrading_keeps_every_payment(b: Backend) {
         )
         .await;
     }
-    let before = jobboard::domain::members::payments(t.db(), t.org_id)
+    let before = jobboard_domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
-    jobboard::dispatch!(t.db().writer(), p => {
+    jobboard_store::dispatch!(t.db().writer(), p => {
         sqlx::query("DELETE FROM schema_migrations WHERE version = 19")
             .execute(p)
             .await
@@ -511,7 +511,7 @@ async fn upgrading_keeps_every_payment(b: Backend) {
     });
     let applied = t.db().migrate().await.unwrap();
     assert_eq!(applied, ["0019_payments_outlive_members"]);
-    let after = jobboard::domain::members::payments(t.db(), t.org_id)
+    let after = jobboard_domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(after, before);
@@ -521,7 +521,7 @@ async fn upgrading_keeps_every_payment(b: Backend) {
         json!({"email": "p0@example.com", "payment": {"jobId": job, "amount": 19.99, "currency": "EUR", "processorPaymentIntentId": "pi_0", "status": "refunded"}}),
     )
     .await;
-    let again = jobboard::domain::members::payments(t.db(), t.org_id)
+    let again = jobboard_domain::members::payments(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(again.len(), 3);

@@ -2,7 +2,9 @@
 //! `subscription.canceled`, once: also when several scheduler passes (and, on PostgreSQL,
 //! two nodes) run at the same moment.
 
-use jobboard::{config::Config, db::events::list_for_org, server::App};
+use jobboard_store::events::list_for_org;
+
+use jobboard::{config::Config, server::App};
 use serde_json::json;
 
 use crate::{backends, common::*};

@@ -166,12 +166,12 @@ async fn five_hundred_queries(b: Backend, index: bool) {
     }
     assert_eq!(all.len(), 240);
     // One active job in eight passes its expiry; the scheduler is off, so it stays active.
-    let past = jobboard::db::Ts(chrono::Utc::now() - chrono::Duration::minutes(5));
+    let past = jobboard_store::Ts(chrono::Utc::now() - chrono::Duration::minutes(5));
     let mut overdue = 0;
     for j in all.iter_mut().filter(|j| j.status == "active") {
         if g.chance(12) {
             let id: uuid::Uuid = j.id.parse().unwrap();
-            jobboard::dispatch!(t.db().writer(), p => {
+            jobboard_store::dispatch!(t.db().writer(), p => {
                 sqlx::query("UPDATE jobs SET expires_at = $1 WHERE id = $2")
                     .bind(past)
                     .bind(id)

@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
-use jobboard::{
-    db::Ts,
-    dispatch,
-    domain::{Input, alerts, orgs},
-    mail::drain,
-};
+use jobboard_store::Ts;
+
+use jobboard_store::dispatch;
+
+use jobboard_domain::{Input, alerts, orgs};
+
+use jobboard::mail::drain;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -126,7 +126,7 @@ async fn custom_ranges_are_validated(b: Backend) {
 
 async fn visitors_behind_a_trusted_proxy_are_told_apart(b: Backend) {
     let trusted = |c: &mut jobboard::config::Config| {
-        c.trusted_proxies = vec![jobboard::net::Cidr::parse("127.0.0.0/8").unwrap()];
+        c.trusted_proxies = vec![jobboard_core::net::Cidr::parse("127.0.0.0/8").unwrap()];
     };
     for (app, expected) in [
         (TestApp::spawn_with(b, trusted).await, 3),

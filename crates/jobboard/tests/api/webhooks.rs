@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use jobboard::{
-    db::{Ts, events},
-    domain::webhooks::{self as store, EventName, TargetType},
-    webhooks::{Clock, drain, drain_with},
-};
+use jobboard_store::{Ts, events};
+
+use jobboard_domain::webhooks::{self as store, EventName, TargetType};
+
+use jobboard::webhooks::{Clock, drain, drain_with};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -1016,7 +1016,7 @@ async fn graceful_shutdown_hands_attempts_back(b: Backend) {
 }
 
 async fn leased(t: &TestApp) -> i64 {
-    jobboard::dispatch!(t.db().reader(), p => {
+    jobboard_store::dispatch!(t.db().reader(), p => {
         sqlx::query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE lease_owner IS NOT NULL")
             .fetch_one(p)
             .await
@@ -1092,7 +1092,7 @@ async fn sigkill_loses_no_event(b: Backend) {
     }
     assert_eq!(status, 201);
     // Events written by another process into the same database (organization 1).
-    let db = jobboard::db::Db::connect(&db_url, 2).await.unwrap();
+    let db = jobboard_store::Db::connect(&db_url, 2).await.unwrap();
     let emit_n = |range: std::ops::Range<i64>| {
         let db = db.clone();
         async move {

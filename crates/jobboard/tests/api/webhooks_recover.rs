@@ -2,10 +2,9 @@
 //! since that time is queued again (and then delivered, with its own id and body), nothing
 //! else is touched, and the answer says how many.
 
-use jobboard::{
-    db::{Ts, events},
-    webhooks::drain,
-};
+use jobboard_store::{Ts, events};
+
+use jobboard::webhooks::drain;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use jobboard::domain::users::setup;
+use jobboard_domain::users::setup;
 use serde_json::json;
 
 use crate::{

@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use jobboard::{db::Ts, domain::users};
+use jobboard_store::Ts;
+
+use jobboard_domain::users;
 use serde_json::json;
 
 use crate::{
@@ -30,7 +32,7 @@ async fn a_staff_user_resets_a_forgotten_password() {
     users::create(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(body),
+        jobboard_domain::Input::new(body),
         Ts::now(),
     )
     .await

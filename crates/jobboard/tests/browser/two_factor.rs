@@ -5,10 +5,9 @@
 
 use std::time::Duration;
 
-use jobboard::{
-    db::Ts,
-    domain::{orgs, users},
-};
+use jobboard_store::Ts;
+
+use jobboard_domain::{orgs, users};
 use serde_json::json;
 
 use crate::{
@@ -26,7 +25,7 @@ async fn add_user(t: &TestApp, email: &str) {
     users::create(
         t.db(),
         t.org_id,
-        jobboard::domain::Input::new(body),
+        jobboard_domain::Input::new(body),
         Ts::now(),
     )
     .await

@@ -21,17 +21,17 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Error, FieldError, Input, Ts,
-        alerts::{self, Alert, AlertStatus, Frequency},
-        links,
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData},
         page::{Chrome, Html},
         site::Site,
     },
+};
+use jobboard_domain::{
+    Error, FieldError, Input, Ts,
+    alerts::{self, Alert, AlertStatus, Frequency},
+    links,
 };
 
 /// Subscriptions one address may be sent per minute (each sends a confirmation mail).

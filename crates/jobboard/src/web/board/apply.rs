@@ -19,18 +19,18 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Error, FieldError, Ts,
-        analytics::EventType,
-        applications,
-        jobs::{self, Job},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData, FormValue},
         page::{Chrome, Html},
         site::Site,
     },
+};
+use jobboard_domain::{
+    Error, FieldError, Ts,
+    analytics::EventType,
+    applications,
+    jobs::{self, Job},
 };
 
 /// The fields of the form, named as `POST /api/jobs/{id}/applications` names them.

@@ -18,13 +18,13 @@ use uuid::Uuid;
 use super::{Frame, Kind, bypass, respond};
 use crate::{
     app::AppState,
-    cache::{MAX_AGE_MICROS, Rendered},
-    domain::{
-        Ts,
-        cms::{self, Collection, FieldType, Item, ItemStatus, ListFilter, Visibility},
-        links,
-    },
     web::{error::PageError, page::Chrome, site::Site},
+};
+use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
+use jobboard_domain::{
+    Ts,
+    cms::{self, Collection, FieldType, Item, ItemStatus, ListFilter, Visibility},
+    links,
 };
 
 /// Items on one page of a list.
@@ -86,7 +86,7 @@ async fn public_collection(
 ) -> Result<Collection, PageError> {
     match cms::collection(&app.db, site.org.id, slug).await {
         Ok(c) if c.visibility == Visibility::Public => Ok(c),
-        Ok(_) | Err(crate::domain::Error::NotFound(_)) => Err(PageError::not_found()),
+        Ok(_) | Err(jobboard_domain::Error::NotFound(_)) => Err(PageError::not_found()),
         Err(e) => Err(e.into()),
     }
 }
@@ -202,7 +202,7 @@ pub async fn item(
     let rendered = cached(&app, &site, &collection, &key, &headers, || async {
         let item = match cms::get_item(&app.db, site.org.id, collection.id, id).await {
             Ok(i) if in_window(&i, Ts::now()) => i,
-            Ok(_) | Err(crate::domain::Error::NotFound(_)) => return Err(PageError::not_found()),
+            Ok(_) | Err(jobboard_domain::Error::NotFound(_)) => return Err(PageError::not_found()),
             Err(e) => return Err(e.into()),
         };
         let shown = view(&collection, &item);

@@ -11,6 +11,7 @@ use axum::{
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Redirect, Response},
 };
+use jobboard_domain::cms::Purge as _;
 use serde_json::{Map, Value};
 
 use super::{
@@ -19,10 +20,6 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Error, FieldError, Input,
-        cms::{self, Collection, Moderation, Visibility},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData},
@@ -30,6 +27,10 @@ use crate::{
         schema_form::{self, Dates, SchemaField},
         site::Site,
     },
+};
+use jobboard_domain::{
+    Error, FieldError, Input,
+    cms::{self, Collection, Moderation, Visibility},
 };
 
 #[derive(Template)]

@@ -12,12 +12,12 @@ use serde_json::{Map, Value, json};
 use super::{Kind, cached, format, format::xml, list_deadline, query::BoardQuery, respond};
 use crate::{
     app::AppState,
-    cache::Rendered,
-    domain::{
-        Ts,
-        jobs::{self, Job},
-    },
     web::{error::PageError, site::Site},
+};
+use jobboard_core::cache::Rendered;
+use jobboard_domain::{
+    Ts,
+    jobs::{self, Job},
 };
 
 /// The jobs of a feed and what describes it.

@@ -1,7 +1,7 @@
 //! How stored values read on the board: dates, salaries, job types, excerpts, and the
 //! text of XML documents (escaped, with the characters XML cannot carry removed).
 
-use crate::domain::{
+use jobboard_domain::{
     Ts,
     jobs::{ApplyMethod, Job, JobType, SalaryPeriod},
     links,

@@ -9,9 +9,10 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
+use jobboard_domain::Ts;
+
 use crate::{
     app::AppState,
-    domain::Ts,
     web::{
         error::PageError,
         forms::{self, FormData},

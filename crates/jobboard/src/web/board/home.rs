@@ -11,14 +11,14 @@ use axum::{
 use super::{Frame, Kind, cached, format, list_deadline, query::BoardQuery, respond};
 use crate::{
     app::AppState,
-    cache::Rendered,
-    domain::analytics::EventType,
-    domain::{
-        Ts, categories,
-        categories::Category,
-        jobs::{self, Job, JobType},
-    },
     web::{error::PageError, page::Chrome, site::Site},
+};
+use jobboard_core::cache::Rendered;
+use jobboard_domain::analytics::EventType;
+use jobboard_domain::{
+    Ts, categories,
+    categories::Category,
+    jobs::{self, Job, JobType},
 };
 
 /// A job as the list shows it.

@@ -11,14 +11,14 @@ use axum::{
 use super::{Frame, Kind, cached, format, jsonld, respond};
 use crate::{
     app::AppState,
-    cache::{MAX_AGE_MICROS, Rendered},
-    domain::analytics::EventType,
-    domain::{
-        Ts, categories,
-        jobs::{self, ApplyMethod, Job, JobStatus},
-        links,
-    },
     web::{error::PageError, page::Chrome, site::Site},
+};
+use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
+use jobboard_domain::analytics::EventType;
+use jobboard_domain::{
+    Ts, categories,
+    jobs::{self, ApplyMethod, Job, JobStatus},
+    links,
 };
 
 /// Longer slugs are never made (titles and company names are cut): no lookup needed.

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::domain::jobs::{Job, JobType, SalaryPeriod};
+use jobboard_domain::jobs::{Job, JobType, SalaryPeriod};
 
 /// schema.org's `employmentType` of a job type. Casual work (no guaranteed hours, paid
 /// for the shifts worked) is closest to `PER_DIEM`.

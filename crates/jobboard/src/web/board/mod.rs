@@ -38,11 +38,9 @@ use axum::{
 };
 
 use super::{error::PageError, page::csp, site::Site};
-use crate::{
-    app::AppState,
-    cache::{MAX_AGE_MICROS, Rendered},
-    domain::{Ts, jobs},
-};
+use crate::app::AppState;
+use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
+use jobboard_domain::{Ts, jobs};
 
 /// Every route of the board.
 pub fn routes() -> Router<AppState> {
@@ -159,7 +157,7 @@ pub(super) fn respond(rendered: Rendered, req: &HeaderMap, site: &Site, kind: Ki
         .get_all(header::IF_NONE_MATCH)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .any(|v| crate::cache::none_match(v, &rendered.etag));
+        .any(|v| jobboard_core::cache::none_match(v, &rendered.etag));
     let mut res = if not_modified {
         StatusCode::NOT_MODIFIED.into_response()
     } else {

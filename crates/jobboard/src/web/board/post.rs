@@ -19,17 +19,17 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Error, categories,
-        categories::Category,
-        jobs::{self, JobType, SalaryPeriod},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData, FormValue},
         page::{Chrome, Html},
         site::Site,
     },
+};
+use jobboard_domain::{
+    Error, categories,
+    categories::Category,
+    jobs::{self, JobType, SalaryPeriod},
 };
 
 /// The fields of the form, named as `POST /api/jobs` names them.
@@ -237,7 +237,7 @@ async fn page(
     app: &AppState,
     site: &Site,
     form: FormData,
-    errors: Vec<crate::domain::FieldError>,
+    errors: Vec<jobboard_domain::FieldError>,
     notice: Option<String>,
     sent: bool,
 ) -> Result<Html, PageError> {
@@ -326,7 +326,7 @@ pub async fn submit(
 
 /// The body `POST /api/jobs` takes, from the form: plain-text descriptions become
 /// paragraphs, currency codes upper case. Never a `status`: a new job waits for approval.
-fn body_of(form: &FormData) -> crate::domain::Input {
+fn body_of(form: &FormData) -> jobboard_domain::Input {
     let mut fields = form.clone();
     for (k, v) in &mut fields.0 {
         match k.as_str() {

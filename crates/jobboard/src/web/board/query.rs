@@ -9,7 +9,7 @@
 
 use uuid::Uuid;
 
-use crate::domain::{QueryInput, jobs::ListQuery};
+use jobboard_domain::{QueryInput, jobs::ListQuery};
 
 /// The parameters the board takes, in the order of its canonical query.
 const NAMES: &[&str] = &[
@@ -36,7 +36,7 @@ pub struct BoardQuery {
 
 impl BoardQuery {
     /// Reads a raw query string; a value the API would refuse is a field error.
-    pub fn read(raw: Option<&str>) -> crate::domain::Result<BoardQuery> {
+    pub fn read(raw: Option<&str>) -> jobboard_domain::Result<BoardQuery> {
         let sent: Vec<(String, String)> = raw
             .map(|q| serde_urlencoded::from_str(q).unwrap_or_default())
             .unwrap_or_default();
@@ -166,7 +166,7 @@ mod tests {
         assert_eq!(q.canonical(), "?search=rust&job_types=full-time%2Ccontract");
         assert_eq!(
             q.list.filter.statuses.as_deref(),
-            Some(&[crate::domain::jobs::JobStatus::Active][..]),
+            Some(&[jobboard_domain::jobs::JobStatus::Active][..]),
             "status is never taken from a board query"
         );
         assert_eq!(

@@ -18,12 +18,12 @@ use sha2::{Digest, Sha256};
 use super::{Kind, PUBLIC_CACHE, format::xml, respond};
 use crate::{
     app::AppState,
-    cache::{Rendered, none_match},
-    domain::{
-        Ts,
-        jobs::{self, LiveJob, Start},
-    },
     web::{error::PageError, site::Site},
+};
+use jobboard_core::cache::{Rendered, none_match};
+use jobboard_domain::{
+    Ts,
+    jobs::{self, LiveJob, Start},
 };
 
 /// Jobs per sitemap file.

@@ -9,14 +9,12 @@
 use axum::http::{HeaderMap, header};
 use uuid::Uuid;
 
-use crate::{
-    app::AppState,
-    domain::{
-        Ts,
-        analytics::{Client, EventType, View},
-    },
-    web::site::Site,
+use jobboard_domain::{
+    Ts,
+    analytics::{Client, EventType, View},
 };
+
+use crate::{app::AppState, web::site::Site};
 
 /// Parts of user agents that name automated clients (compared in lower case).
 const AUTOMATED: &[&str] = &[

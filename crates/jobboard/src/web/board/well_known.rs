@@ -8,7 +8,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use crate::{app::AppState, domain::orgs::domains, web::error::PageError};
+use jobboard_domain::orgs::domains;
+
+use crate::{app::AppState, web::error::PageError};
 
 /// `GET /.well-known/jobboard-domain/{token}`: the token as plain text, or `404`.
 pub async fn domain_token(

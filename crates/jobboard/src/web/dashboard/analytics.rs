@@ -12,9 +12,9 @@ use axum::{
 use super::{Nav, Staff, chrome, params, render};
 use crate::{
     app::AppState,
-    domain::analytics::{self, Period, SiteDay, TopJob},
     web::{error::PageError, page::Chrome},
 };
+use jobboard_domain::analytics::{self, Period, SiteDay, TopJob};
 
 /// Jobs in each top list.
 const TOP: i64 = 10;

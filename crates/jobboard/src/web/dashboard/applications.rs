@@ -11,12 +11,12 @@ use axum::{
 use super::{Nav, Posted, Staff, chrome, params, path_id, render, session::see_other, when};
 use crate::{
     app::AppState,
-    domain::{
-        QueryInput,
-        applications::{self, Application, ApplicationListQuery, ApplicationStatus},
-        jobs,
-    },
     web::{error::PageError, page::Chrome},
+};
+use jobboard_domain::{
+    QueryInput,
+    applications::{self, Application, ApplicationListQuery, ApplicationStatus},
+    jobs,
 };
 
 /// Applications per page.

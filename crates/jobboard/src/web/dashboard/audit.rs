@@ -22,12 +22,12 @@ use uuid::Uuid;
 use super::{Nav, Staff, chrome, params, render, when};
 use crate::{
     app::AppState,
-    domain::{
-        QueryInput,
-        audit::{self, AuditQuery, NewEntry},
-        sessions,
-    },
     web::{error::PageError, forms::FormData, page::Chrome},
+};
+use jobboard_domain::{
+    QueryInput,
+    audit::{self, AuditQuery, NewEntry},
+    sessions,
 };
 
 /// Form fields worth keeping as an entry's detail (never a password, token or secret).

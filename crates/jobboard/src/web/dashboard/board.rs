@@ -23,16 +23,16 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::orgs::{
-        self, Org, OrgChanges,
-        domains::{self, Claim, DomainChange, Reserved, WELL_KNOWN},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormValue},
         page::Chrome,
         site::DEFAULT_ACCENT,
     },
+};
+use jobboard_domain::orgs::{
+    self, Org, OrgChanges,
+    domains::{self, Claim, DomainChange, Reserved, WELL_KNOWN},
 };
 
 const SPEC: &[(&str, FormValue)] = &[
@@ -170,7 +170,7 @@ pub async fn save(State(app): State<AppState>, posted: Posted) -> Result<Respons
     let staff = &posted.staff;
     let org = orgs::get(&app.db, staff.org_id()).await?;
     let changes = OrgChanges::parse(posted.form.to_input(SPEC));
-    let reserved = Reserved::of(&app.config);
+    let reserved = Reserved::of(app.config.listen.ip(), &app.config.public_url);
     let change = domains::plan(&app.db, &org, posted.form.get("domain"), &reserved).await;
     let (changes, change) = match (changes, change) {
         (Ok(c), Ok(d)) => (c, d),
@@ -213,7 +213,13 @@ pub async fn verify(State(app): State<AppState>, posted: Posted) -> Result<Respo
         return Ok(see_other("/dashboard/settings/board"));
     };
     let refused = match crate::domain_check::prove(&app.config, &claim).await {
-        Ok(()) => match domains::activate(&app.db, &claim, &Reserved::of(&app.config)).await {
+        Ok(()) => match domains::activate(
+            &app.db,
+            &claim,
+            &Reserved::of(app.config.listen.ip(), &app.config.public_url),
+        )
+        .await
+        {
             Ok(org) => {
                 tracing::info!(org_id = org.id, user_id = %staff.session.user_id, domain = %claim.domain, "board domain verified");
                 return Ok(see_other(

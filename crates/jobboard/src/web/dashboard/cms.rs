@@ -9,6 +9,7 @@ use axum::{
     http::StatusCode,
     response::Response,
 };
+use jobboard_domain::cms::Purge as _;
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -19,15 +20,15 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Error, FieldError, Input,
-        cms::{self, Collection, FieldType, Moderation, SortDir, Visibility},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData},
         page::Chrome,
     },
+};
+use jobboard_domain::{
+    Error, FieldError, Input,
+    cms::{self, Collection, FieldType, Moderation, SortDir, Visibility},
 };
 
 /// Empty rows offered below a schema's fields, to add fields.

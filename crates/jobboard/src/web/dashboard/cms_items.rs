@@ -9,6 +9,7 @@ use axum::{
     http::StatusCode,
     response::Response,
 };
+use jobboard_domain::cms::Purge as _;
 use serde_json::{Map, Value};
 
 use super::{
@@ -20,16 +21,16 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Error, FieldError, Input,
-        cms::{self, Collection, FieldType, Item, ItemStatus, ListFilter},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData},
         page::Chrome,
         schema_form::{self, Dates, SchemaField},
     },
+};
+use jobboard_domain::{
+    Error, FieldError, Input,
+    cms::{self, Collection, FieldType, Item, ItemStatus, ListFilter},
 };
 
 /// Items per page.

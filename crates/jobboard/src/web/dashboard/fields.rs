@@ -4,10 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::{
-    domain::{self, FieldError},
-    web::{error::PageError, forms::FieldMessages},
-};
+use jobboard_domain::FieldError;
+
+use crate::web::{error::PageError, forms::FieldMessages};
 
 /// One choice of a select.
 #[derive(Debug, Clone)]
@@ -160,12 +159,12 @@ pub fn values_of(form: &crate::web::forms::FormData) -> HashMap<String, String> 
 
 /// The messages to show beside a refused form's fields; `Err` for a failure that is not
 /// about the form (not found, storage): the page to answer.
-pub fn messages_of(e: domain::Error) -> Result<FieldMessages, PageError> {
+pub fn messages_of(e: jobboard_domain::Error) -> Result<FieldMessages, PageError> {
     match e {
-        domain::Error::Invalid(fields) | domain::Error::Schema(fields) => {
+        jobboard_domain::Error::Invalid(fields) | jobboard_domain::Error::Schema(fields) => {
             Ok(FieldMessages::of(&fields))
         }
-        domain::Error::Conflict { message, details } => {
+        jobboard_domain::Error::Conflict { message, details } => {
             let field = details
                 .get("field")
                 .and_then(|f| f.as_str())

@@ -19,15 +19,15 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        self, categories,
-        jobs::{self, ApplyMethod, Job, JobStatus, JobType, SalaryPeriod},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData, FormValue},
         page::Chrome,
     },
+};
+use jobboard_domain::{
+    categories,
+    jobs::{self, ApplyMethod, Job, JobStatus, JobType, SalaryPeriod},
 };
 
 /// How each field of the form becomes the body of the operation.
@@ -170,7 +170,7 @@ fn values_of_job(j: &Job) -> HashMap<String, String> {
 
 /// The body of the operation: the form's fields as the API takes them. A browser's
 /// date and time without a zone (`2026-01-31T12:00`) is read as UTC, as the label says.
-fn body_of(form: &FormData) -> domain::Input {
+fn body_of(form: &FormData) -> jobboard_domain::Input {
     let mut form = form.clone();
     for (k, v) in &mut form.0 {
         if k == "expires_at" {
@@ -223,7 +223,9 @@ fn info(j: &Job) -> JobInfo {
     JobInfo {
         id: j.id.to_string(),
         status: j.status.as_str(),
-        public_path: j.is_live(domain::Ts::now()).then(|| jobs::url_of(&j.slug)),
+        public_path: j
+            .is_live(jobboard_domain::Ts::now())
+            .then(|| jobs::url_of(&j.slug)),
         created: super::when(&j.created_at),
         updated: super::when(&j.updated_at),
         moves,

@@ -12,11 +12,11 @@ use axum::{
 use super::{Nav, Posted, Staff, chrome, count_jobs, params, path_id, render, session::see_other};
 use crate::{
     app::AppState,
-    domain::{
-        QueryInput, Ts,
-        jobs::{self, JobListItem, JobStatus, ListQuery},
-    },
     web::{error::PageError, page::Chrome},
+};
+use jobboard_domain::{
+    QueryInput, Ts,
+    jobs::{self, JobListItem, JobStatus, ListQuery},
 };
 
 /// Jobs per page of the list.

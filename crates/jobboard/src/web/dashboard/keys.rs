@@ -21,14 +21,14 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::SCOPES,
-    domain::keys::{self, ApiKey, Defaults},
     web::{
         error::PageError,
         forms::{FieldMessages, FormData, FormValue},
         page::Chrome,
     },
 };
+use jobboard_domain::keys::secret::SCOPES;
+use jobboard_domain::keys::{self, ApiKey, Defaults};
 
 /// A key as listed.
 struct KeyRow {

@@ -23,15 +23,15 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        self, FieldError, sessions,
-        users::{self, password},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData, FormValue},
         page::Chrome,
     },
+};
+use jobboard_domain::{
+    FieldError, sessions,
+    users::{self, password},
 };
 
 #[derive(Template)]
@@ -217,7 +217,7 @@ async fn setup_page(
     fields: Vec<FieldView>,
     problems: Vec<Problem>,
 ) -> Result<SetupPage, PageError> {
-    let org = domain::orgs::get(&app.db, org_id).await?;
+    let org = jobboard_domain::orgs::get(&app.db, org_id).await?;
     Ok(SetupPage {
         chrome: chrome("Create your account"),
         css: crate::web::assets::url("dashboard.css"),
@@ -290,7 +290,7 @@ pub async fn setup_submit(
     ]);
     let user = match users::setup::use_link(&app.db, &token, input, now).await {
         Ok(u) => u,
-        Err(domain::Error::NotFound(_)) => return Err(link_gone().into_response()),
+        Err(jobboard_domain::Error::NotFound(_)) => return Err(link_gone().into_response()),
         Err(e) => {
             let m = messages_of(e).map_err(IntoResponse::into_response)?;
             return refuse_setup(&app, &token, &headers, &form, &m)

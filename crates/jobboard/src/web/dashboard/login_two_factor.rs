@@ -27,11 +27,11 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        FieldError, sessions,
-        two_factor::{self, Pending, SetupView, Step},
-    },
     web::{error::PageError, forms::FieldMessages, page::Chrome},
+};
+use jobboard_domain::{
+    FieldError, sessions,
+    two_factor::{self, Pending, SetupView, Step},
 };
 
 #[derive(Template)]

@@ -11,12 +11,12 @@ use axum::{
 use super::{Nav, Staff, chrome, params, path_id, render, when};
 use crate::{
     app::AppState,
-    domain::{
-        QueryInput, Ts,
-        members::{self, Access, Member, MemberListQuery, Payment, opens_paywall},
-        plans,
-    },
     web::{error::PageError, page::Chrome},
+};
+use jobboard_domain::{
+    QueryInput, Ts,
+    members::{self, Access, Member, MemberListQuery, Payment, opens_paywall},
+    plans,
 };
 
 /// Members per page.

@@ -41,13 +41,14 @@ use axum::{
     routing::{any, get, post},
 };
 
+use jobboard_domain::{
+    Ts,
+    jobs::{JobStatus, ListQuery},
+};
+
 use crate::{
     app::AppState,
     config::Config,
-    domain::{
-        Ts,
-        jobs::{JobStatus, ListQuery},
-    },
     web::{
         error::PageError,
         page::{Chrome, Html},
@@ -418,10 +419,10 @@ pub fn path_id(raw: &str) -> Result<uuid::Uuid, PageError> {
 /// The number of the organization's jobs with `status` (from the list counters).
 pub async fn count_jobs(app: &AppState, org_id: i64, status: JobStatus) -> Result<i64, PageError> {
     let mut q =
-        crate::domain::QueryInput::parse(Some(&format!("status={}&per_page=1", status.as_str())));
+        jobboard_domain::QueryInput::parse(Some(&format!("status={}&per_page=1", status.as_str())));
     let lq = ListQuery::read(&mut q);
     q.finish()?;
-    let page = crate::domain::jobs::list(&app.db, org_id, &lq, Ts::now()).await?;
+    let page = jobboard_domain::jobs::list(&app.db, org_id, &lq, Ts::now()).await?;
     Ok(page.total.items)
 }
 

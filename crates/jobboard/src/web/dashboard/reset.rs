@@ -1,4 +1,4 @@
-//! Password reset by mail (`domain::users::reset`): the page that asks for the address and
+//! Password reset by mail (`jobboard_domain::users::reset`): the page that asks for the address and
 //! mails the link, and the page of the link that sets a new password. Both are sign-in
 //! pages: their forms are bound to the visitor's cookie and checked for their origin. The
 //! answer to a request is the same whether or not anyone has the address.
@@ -21,15 +21,15 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        self, FieldError,
-        users::{password, reset},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormValue},
         page::Chrome,
     },
+};
+use jobboard_domain::{
+    FieldError,
+    users::{password, reset},
 };
 
 #[derive(Template)]
@@ -116,7 +116,7 @@ pub async fn request_submit(
             render_status(&page(&m), StatusCode::TOO_MANY_REQUESTS)
                 .map(|r| with_retry_after(r, secs))
         }
-        Err(domain::Error::Unavailable { .. }) => {
+        Err(jobboard_domain::Error::Unavailable { .. }) => {
             render_status(&page(&FieldMessages::default()), StatusCode::CONFLICT)
         }
         Err(e) => match messages_of(e) {
@@ -213,7 +213,7 @@ pub async fn reset_submit(
     let input = form.to_input(&[("password", FormValue::Required)]);
     match reset::use_link(&app.db, token, input, app.clock.now()).await {
         Ok(_) => Ok(see_other("/dashboard/login?notice=password_reset")),
-        Err(domain::Error::NotFound(_)) => Err(link_gone().into_response()),
+        Err(jobboard_domain::Error::NotFound(_)) => Err(link_gone().into_response()),
         Err(e) => {
             let m = messages_of(e).map_err(IntoResponse::into_response)?;
             refuse(m).await.map_err(IntoResponse::into_response)

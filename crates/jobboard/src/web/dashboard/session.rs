@@ -14,9 +14,10 @@ use axum::{
 use base64::Engine as _;
 use rand::RngCore;
 
+use jobboard_domain::sessions::{self, SignedIn};
+
 use crate::{
     app::{App, AppState},
-    domain::sessions::{self, SignedIn},
     web::{
         error::PageError,
         forms::{self, FormData},

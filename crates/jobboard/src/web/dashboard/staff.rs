@@ -21,15 +21,15 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        FieldError, sessions,
-        users::{self, password},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormValue},
         page::Chrome,
     },
+};
+use jobboard_domain::{
+    FieldError, sessions,
+    users::{self, password},
 };
 
 /// A user as listed.

@@ -22,11 +22,11 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        FieldError, orgs,
-        two_factor::{self, SetupView, TurnOff},
-    },
     web::{error::PageError, forms::FieldMessages, page::Chrome},
+};
+use jobboard_domain::{
+    FieldError, orgs,
+    two_factor::{self, SetupView, TurnOff},
 };
 
 /// The field of a code of the authenticator app (or a recovery code, when `recovery`).

@@ -19,16 +19,16 @@ use super::{
 };
 use crate::{
     app::AppState,
-    domain::{
-        Ts,
-        webhooks::{self, Attempt, Delivery, EventName, Subscription},
-    },
     web::{
         error::PageError,
         forms::{FieldMessages, FormData, FormValue},
         page::Chrome,
     },
     webhooks::ssrf::Policy,
+};
+use jobboard_domain::{
+    Ts,
+    webhooks::{self, Attempt, Delivery, EventName, Subscription},
 };
 
 /// Deliveries shown on a subscription's page.
@@ -264,7 +264,7 @@ pub async fn set_enabled(
         posted.staff.org_id(),
         id,
         &policy,
-        crate::domain::Input::new(map),
+        jobboard_domain::Input::new(map),
     )
     .await?;
     let notice = if enabled {
@@ -289,7 +289,7 @@ pub async fn test(
         Ok(_) => Ok(see_other(&format!(
             "/dashboard/webhooks/{id}?notice=ping_queued"
         ))),
-        Err(crate::domain::Error::Conflict { .. }) => Ok(see_other(&format!(
+        Err(jobboard_domain::Error::Conflict { .. }) => Ok(see_other(&format!(
             "/dashboard/webhooks/{id}?notice=webhook_disabled_first"
         ))),
         Err(e) => Err(e.into()),
@@ -309,7 +309,7 @@ pub async fn retry(
         Ok(_) => Ok(see_other(&format!(
             "/dashboard/webhooks/{id}?notice=retry_queued"
         ))),
-        Err(crate::domain::Error::Conflict { .. }) => Ok(see_other(&format!(
+        Err(jobboard_domain::Error::Conflict { .. }) => Ok(see_other(&format!(
             "/dashboard/webhooks/{id}?notice=webhook_disabled_first"
         ))),
         Err(e) => Err(e.into()),

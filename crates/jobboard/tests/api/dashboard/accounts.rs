@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use jobboard::{config::Config, domain::users::setup};
+use jobboard_domain::users::setup;
+
+use jobboard::config::Config;
 
 use super::*;
 use crate::backends;
@@ -21,7 +23,7 @@ backends!(
 
 /// Requests from 127.0.0.1 name their client in `X-Forwarded-For`.
 fn behind_proxy(c: &mut Config) {
-    c.trusted_proxies = vec![jobboard::net::Cidr::parse("127.0.0.1/32").unwrap()];
+    c.trusted_proxies = vec![jobboard_core::net::Cidr::parse("127.0.0.1/32").unwrap()];
 }
 
 /// The `Retry-After` of a refused attempt, asserting the status is `429` and the message
@@ -232,7 +234,7 @@ async fn weak_passwords_are_refused_wherever_a_password_is_set(b: Backend) {
     spaces.expect(422);
     assert!(text_of(&spaces, "#f-password-error").is_some());
     assert_eq!(
-        jobboard::domain::users::list(t.db(), t.org_id)
+        jobboard_domain::users::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -322,7 +324,7 @@ async fn an_address_taken_in_another_organization_gets_a_neutral_answer(b: Backe
         "the other organization named"
     );
     assert_eq!(
-        jobboard::domain::users::list(t.db(), t.org_id)
+        jobboard_domain::users::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),

@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use jobboard::{db::Ts, domain::audit};
+use jobboard_store::Ts;
+
+use jobboard_domain::audit;
 use serde_json::Value;
 
 use super::*;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use jobboard::domain::users::setup;
+use jobboard_domain::users::setup;
 
 use super::*;
 use crate::backends;
@@ -317,7 +317,7 @@ async fn the_setup_link_works_once(b: Backend) {
         )
         .await;
     again.expect(404);
-    let users = jobboard::domain::users::list(t.db(), t.org_id)
+    let users = jobboard_domain::users::list(t.db(), t.org_id)
         .await
         .unwrap();
     assert_eq!(users.len(), 1);
@@ -350,7 +350,7 @@ async fn the_setup_link_expires(b: Backend) {
     // The form's token has expired too; either way nobody was created.
     assert!(r.status == 404 || r.status == 403, "{}", r.status);
     assert!(
-        jobboard::domain::users::list(t.db(), t.org_id)
+        jobboard_domain::users::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()

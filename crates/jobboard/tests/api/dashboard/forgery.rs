@@ -81,7 +81,7 @@ async fn forged_forms_change_nothing(b: Backend) {
     assert_eq!(r.body["data"]["status"], "pending");
     assert_eq!(event_types(&t, t.org_id).await, ["job.created"]);
     assert_eq!(
-        jobboard::domain::keys::list(t.db(), t.org_id)
+        jobboard_domain::keys::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),

@@ -13,7 +13,7 @@ async fn a_session_never_reaches_another_organization(b: Backend) {
     let (org_b, key_b) = t.new_org("Other org", "*", 1000, 1000).await;
     let user_b = add_user(&t, org_b, "bob@example.com").await;
     let job_b = api_job(&t, &key_b, "Secret role").await;
-    let b_keys = jobboard::domain::keys::list(t.db(), org_b).await.unwrap();
+    let b_keys = jobboard_domain::keys::list(t.db(), org_b).await.unwrap();
     let key_b_id = b_keys[0].id.to_string();
     let key_b_prefix = b_keys[0].prefix.clone();
     let events_before = event_types(&t, org_b).await;
@@ -106,10 +106,10 @@ async fn a_session_never_reaches_another_organization(b: Backend) {
     redirect(&created);
 
     // Nothing of B changed.
-    let org = jobboard::domain::orgs::get(t.db(), org_b).await.unwrap();
+    let org = jobboard_domain::orgs::get(t.db(), org_b).await.unwrap();
     assert_eq!(org.name, "Other org");
     assert_eq!(
-        jobboard::domain::orgs::get(t.db(), t.org_id)
+        jobboard_domain::orgs::get(t.db(), t.org_id)
             .await
             .unwrap()
             .name,
@@ -129,7 +129,7 @@ async fn a_session_never_reaches_another_organization(b: Backend) {
         .send()
         .await
         .expect(200);
-    let users_b = jobboard::domain::users::list(t.db(), org_b).await.unwrap();
+    let users_b = jobboard_domain::users::list(t.db(), org_b).await.unwrap();
     assert_eq!(users_b.len(), 1);
     redirect(&Browser::new(&t).sign_in("bob@example.com", PASSWORD).await);
     // And B's job is not A's: A's API key cannot see it either.

@@ -81,7 +81,7 @@ async fn the_pending_queue_comes_first_and_approving_emits_the_api_events(b: Bac
         events[before..],
         ["job.updated", "job.status_changed", "job.approved"]
     );
-    let all = jobboard::db::events::list_for_org(t.db(), t.org_id)
+    let all = jobboard_store::events::list_for_org(t.db(), t.org_id)
         .await
         .unwrap();
     let approved = all.iter().find(|e| e.event_type == "job.approved").unwrap();
@@ -470,7 +470,7 @@ async fn editing_a_job_changes_and_clears_fields(b: Backend) {
     assert_eq!(j["location"], Value::Null);
     assert_eq!(j["salary_min"], Value::Null);
     assert_eq!(j["is_remote"], false);
-    let all = jobboard::db::events::list_for_org(t.db(), t.org_id)
+    let all = jobboard_store::events::list_for_org(t.db(), t.org_id)
         .await
         .unwrap();
     let updated = &all.last().unwrap().data.0;

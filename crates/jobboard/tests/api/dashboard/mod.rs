@@ -13,7 +13,7 @@ mod settings;
 mod two_factor;
 mod users_cli;
 
-use jobboard::domain::{Input, users};
+use jobboard_domain::{Input, users};
 use reqwest::{Method, redirect::Policy};
 use scraper::Selector;
 use serde_json::json;
@@ -156,7 +156,7 @@ pub async fn add_user(t: &TestApp, org: i64, email: &str) -> uuid::Uuid {
     let serde_json::Value::Object(map) = body else {
         unreachable!()
     };
-    users::create(t.db(), org, Input::new(map), jobboard::db::Ts::now())
+    users::create(t.db(), org, Input::new(map), jobboard_store::Ts::now())
         .await
         .unwrap()
         .id
@@ -178,7 +178,7 @@ pub async fn api_job(t: &TestApp, key: &str, title: &str) -> String {
 
 /// The event types of an organization, oldest first.
 pub async fn event_types(t: &TestApp, org: i64) -> Vec<String> {
-    jobboard::db::events::list_for_org(t.db(), org)
+    jobboard_store::events::list_for_org(t.db(), org)
         .await
         .unwrap()
         .into_iter()

@@ -916,7 +916,7 @@ async fn employer_mail_settings_are_saved_on_the_board_page(b: Backend) {
         )
         .await;
     redirect(&r);
-    let org = jobboard::domain::orgs::get(t.db(), t.org_id).await.unwrap();
+    let org = jobboard_domain::orgs::get(t.db(), t.org_id).await.unwrap();
     assert!(!org.mail_job_live, "an unticked box turns it off");
     assert_eq!(org.mail_expiry_days, 7);
     assert!(org.mail_applications);
@@ -938,7 +938,7 @@ async fn employer_mail_settings_are_saved_on_the_board_page(b: Backend) {
             .is_some()
     );
     assert_eq!(
-        jobboard::domain::orgs::get(t.db(), t.org_id)
+        jobboard_domain::orgs::get(t.db(), t.org_id)
             .await
             .unwrap()
             .mail_expiry_days,

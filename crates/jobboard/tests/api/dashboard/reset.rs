@@ -105,7 +105,7 @@ async fn a_mailed_link_sets_a_new_password_once_and_ends_every_session(b: Backen
         .to_string();
     // Only a hash of the token is stored.
     let token = path.rsplit('/').next().unwrap();
-    let stored: Vec<Vec<u8>> = jobboard::dispatch!(t.db().reader(), p => {
+    let stored: Vec<Vec<u8>> = jobboard_store::dispatch!(t.db().reader(), p => {
         sqlx::query_scalar("SELECT token_hash FROM dashboard_reset_tokens")
             .fetch_all(p)
             .await
@@ -226,7 +226,7 @@ async fn reset_links_expire_and_requests_are_limited(b: Backend) {
     assert_eq!(count(&t, "dashboard_login_pairs").await, 1);
     t.app.clock.advance(Duration::from_secs(25 * 3600));
     let policy = &t.app.config.dashboard;
-    jobboard::domain::sessions::purge(t.db(), t.app.clock.now(), policy)
+    jobboard_domain::sessions::purge(t.db(), t.app.clock.now(), policy)
         .await
         .unwrap();
     assert_eq!(count(&t, "dashboard_reset_tokens").await, 0);
@@ -260,7 +260,7 @@ async fn without_mail_the_page_says_so(b: Backend) {
 /// The rows of `table`.
 async fn count(t: &TestApp, table: &str) -> i64 {
     let sql = format!("SELECT COUNT(*) FROM {table}");
-    jobboard::dispatch!(t.db().reader(), p => {
+    jobboard_store::dispatch!(t.db().reader(), p => {
         sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_one(p).await.unwrap()
     })
 }

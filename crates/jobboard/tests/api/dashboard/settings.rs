@@ -18,9 +18,7 @@ async fn api_keys_created_here_work_at_once_and_revoked_ones_fail_at_once(b: Bac
     let ada = Browser::signed_in(&t, "ada@example.com").await;
     let page = ada.get("/dashboard/settings/api-keys").await;
     page.expect(200);
-    let existing = jobboard::domain::keys::list(t.db(), t.org_id)
-        .await
-        .unwrap();
+    let existing = jobboard_domain::keys::list(t.db(), t.org_id).await.unwrap();
     assert!(page.text.contains(&existing[0].prefix));
     let r = ada
         .submit(
@@ -70,7 +68,7 @@ async fn api_keys_created_here_work_at_once_and_revoked_ones_fail_at_once(b: Bac
     assert!(row.contains("jobs:read, analytics:read"), "{row}");
     assert!(row.contains("7 reads, 3 writes"), "{row}");
     // Revoke it: refused on its next request.
-    let id = jobboard::domain::keys::list(t.db(), t.org_id)
+    let id = jobboard_domain::keys::list(t.db(), t.org_id)
         .await
         .unwrap()
         .into_iter()
@@ -129,7 +127,7 @@ async fn api_key_forms_show_their_problems(b: Backend) {
     assert!(text_of(&r, "#f-write_limit-error").is_some());
     assert!(r.html().select(&sel("input#new-key")).next().is_none());
     assert_eq!(
-        jobboard::domain::keys::list(t.db(), t.org_id)
+        jobboard_domain::keys::list(t.db(), t.org_id)
             .await
             .unwrap()
             .len(),
@@ -144,9 +142,7 @@ async fn api_key_forms_show_their_problems(b: Backend) {
         )
         .await;
     r.expect(201);
-    let keys = jobboard::domain::keys::list(t.db(), t.org_id)
-        .await
-        .unwrap();
+    let keys = jobboard_domain::keys::list(t.db(), t.org_id).await.unwrap();
     let k = keys.last().unwrap();
     assert_eq!(
         (k.scopes.as_str(), k.read_limit, k.write_limit),
@@ -157,7 +153,7 @@ async fn api_key_forms_show_their_problems(b: Backend) {
 async fn the_board_look_is_saved_through_the_organization_update(b: Backend) {
     let t = TestApp::spawn(b).await;
     add_user(&t, t.org_id, "ada@example.com").await;
-    jobboard::domain::orgs::create_with(t.db(), "Other", Some("jobs.other.test"))
+    jobboard_domain::orgs::create_with(t.db(), "Other", Some("jobs.other.test"))
         .await
         .unwrap();
     let ada = Browser::signed_in(&t, "ada@example.com").await;
@@ -205,7 +201,7 @@ async fn the_board_look_is_saved_through_the_organization_update(b: Backend) {
         text_of(&taken, "#f-domain-error").as_deref(),
         Some("Another organization's board already answers this domain.")
     );
-    let unchanged = jobboard::domain::orgs::get(t.db(), t.org_id).await.unwrap();
+    let unchanged = jobboard_domain::orgs::get(t.db(), t.org_id).await.unwrap();
     assert_eq!(unchanged.name, "Test org");
     let ok = ada
         .submit(
@@ -224,7 +220,7 @@ async fn the_board_look_is_saved_through_the_organization_update(b: Backend) {
         redirect(&ok),
         "/dashboard/settings/board?notice=domain_claimed"
     );
-    let org = jobboard::domain::orgs::get(t.db(), t.org_id).await.unwrap();
+    let org = jobboard_domain::orgs::get(t.db(), t.org_id).await.unwrap();
     assert_eq!(org.name, "Acme jobs");
     assert_eq!(org.tagline.as_deref(), Some("Work that matters"));
     assert_eq!(org.accent_color.as_deref(), Some("#1d4ed8"));
@@ -254,7 +250,7 @@ async fn the_board_look_is_saved_through_the_organization_update(b: Backend) {
         )
         .await,
     );
-    let org = jobboard::domain::orgs::get(t.db(), t.org_id).await.unwrap();
+    let org = jobboard_domain::orgs::get(t.db(), t.org_id).await.unwrap();
     assert_eq!(
         (org.tagline, org.domain, org.public_posting),
         (None, None, true)
@@ -318,7 +314,7 @@ async fn staff_users_are_added_and_removed(b: Backend) {
         .await
         .expect(409);
     // Removing Grace ends her session at once.
-    let grace_id = jobboard::domain::users::list(t.db(), t.org_id)
+    let grace_id = jobboard_domain::users::list(t.db(), t.org_id)
         .await
         .unwrap()
         .into_iter()

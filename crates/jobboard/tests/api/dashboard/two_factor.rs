@@ -194,7 +194,7 @@ async fn setting_up_needs_a_right_code(b: Backend) {
     assert!(field_error(&r, "code").contains("not right"));
     assert!(recovery_codes(&r).is_empty());
     assert!(
-        !jobboard::domain::two_factor::is_on(t.db(), ada_id)
+        !jobboard_domain::two_factor::is_on(t.db(), ada_id)
             .await
             .unwrap()
     );
@@ -219,7 +219,7 @@ async fn setting_up_needs_a_right_code(b: Backend) {
     let distinct: std::collections::HashSet<_> = codes.iter().collect();
     assert_eq!(distinct.len(), 10);
     assert!(
-        jobboard::domain::two_factor::is_on(t.db(), ada_id)
+        jobboard_domain::two_factor::is_on(t.db(), ada_id)
             .await
             .unwrap()
     );
@@ -365,7 +365,7 @@ async fn turning_off_needs_the_password_and_a_code(b: Backend) {
     r.expect(422);
     field_error(&r, "code");
     assert!(
-        jobboard::domain::two_factor::is_on(t.db(), ada_id)
+        jobboard_domain::two_factor::is_on(t.db(), ada_id)
             .await
             .unwrap()
     );
@@ -384,7 +384,7 @@ async fn turning_off_needs_the_password_and_a_code(b: Backend) {
         "/dashboard/settings/two-factor?notice=two_factor_off"
     );
     assert!(
-        !jobboard::domain::two_factor::is_on(t.db(), ada_id)
+        !jobboard_domain::two_factor::is_on(t.db(), ada_id)
             .await
             .unwrap()
     );
@@ -426,7 +426,7 @@ async fn an_organization_can_require_two_factor(b: Backend) {
     field_error(&r, "code");
     assert_eq!(redirect(&br.get("/dashboard").await), "/dashboard/login");
     assert!(
-        !jobboard::domain::two_factor::is_on(t.db(), ada_id)
+        !jobboard_domain::two_factor::is_on(t.db(), ada_id)
             .await
             .unwrap()
     );
@@ -469,7 +469,7 @@ async fn an_organization_can_require_two_factor(b: Backend) {
     .await
     .expect(409);
     assert!(
-        jobboard::domain::two_factor::is_on(t.db(), ada_id)
+        jobboard_domain::two_factor::is_on(t.db(), ada_id)
             .await
             .unwrap()
     );

@@ -65,7 +65,7 @@ async fn users_are_managed_from_the_command_line(b: Backend) {
     );
     assert!(!ok && err.contains("does not exist"), "{err}");
     assert!(
-        jobboard::domain::users::list(t.db(), t.org_id)
+        jobboard_domain::users::list(t.db(), t.org_id)
             .await
             .unwrap()
             .is_empty()

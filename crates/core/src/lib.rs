@@ -1,0 +1,16 @@
+//! The base every other jobboard crate stands on: instants, exact money, JSON documents and
+//! closed sets of text values with their storage codecs, the service's clock, slugs and
+//! text folding, address ranges, and the read cache of rendered responses. No I/O, no
+//! knowledge of resources.
+
+#![forbid(unsafe_code)]
+
+pub mod cache;
+pub mod clock;
+pub mod codec;
+pub mod net;
+pub mod text;
+pub mod values;
+
+pub use clock::Clock;
+pub use values::{JsonDoc, Money, TextEnum, Ts};

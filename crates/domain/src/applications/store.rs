@@ -1,0 +1,144 @@
+//! Applications as stored: insert, read, list and move, each change with its event in one
+//! transaction.
+
+use uuid::Uuid;
+
+use super::{
+    events,
+    model::{Application, ApplicationIn, ApplicationListQuery, ApplicationStatus},
+};
+use crate::{
+    Ts,
+    db::{Db, DbResult, StoreError, Tx, events as outbox},
+    dispatch, dispatch_tx,
+};
+
+const COLUMNS: &str = Application::COLUMNS;
+
+/// Stores an application to a job of the organization with `application.received`;
+/// `None` when there is no such job. The job's title is copied as it is now.
+pub(super) async fn create(
+    db: &Db,
+    org_id: i64,
+    job_id: Uuid,
+    new: &ApplicationIn,
+) -> DbResult<Option<Application>> {
+    let mut tx = db.begin().await?;
+    let title: Option<String> = dispatch_tx!(&mut tx, t => {
+        sqlx::query_scalar("SELECT title FROM jobs WHERE org_id = $1 AND id = $2")
+            .bind(org_id)
+            .bind(job_id)
+            .fetch_optional(&mut **t)
+            .await?
+    });
+    let Some(title) = title else { return Ok(None) };
+    let sql = format!(
+        "INSERT INTO applications (id, org_id, job_id, job_title, name, email, resume_url, cover_letter, answers, status, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING {COLUMNS}"
+    );
+    let app: Application = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(Uuid::now_v7())
+            .bind(org_id)
+            .bind(job_id)
+            .bind(&title)
+            .bind(&new.name)
+            .bind(&new.email)
+            .bind(&new.resume_url)
+            .bind(&new.cover_letter)
+            .bind(new.answers.clone().map(sqlx::types::Json))
+            .bind(ApplicationStatus::New)
+            .bind(Ts::now())
+            .fetch_one(&mut **t)
+            .await?
+    });
+    outbox::emit_event(&mut tx, org_id, &events::received(&app)).await?;
+    crate::jobs::notices::application_received(&mut tx, db.outgoing(), org_id, &app).await?;
+    tx.commit().await?;
+    Ok(Some(app))
+}
+
+/// One application of the organization.
+pub(super) async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Application>> {
+    let sql = format!("SELECT {COLUMNS} FROM applications WHERE org_id = $1 AND id = $2");
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await?
+    }))
+}
+
+/// The page `q` selects, newest first, and the number of matching applications.
+pub(super) async fn list(
+    db: &Db,
+    org_id: i64,
+    q: &ApplicationListQuery,
+) -> DbResult<(Vec<Application>, i64)> {
+    let offset = (q.page - 1) * q.per_page;
+    Ok(dispatch!(db.reader(), p => {
+        let mut count = sqlx::QueryBuilder::new("SELECT COUNT(*) FROM applications WHERE org_id = ");
+        let mut page = sqlx::QueryBuilder::new(format!("SELECT {COLUMNS} FROM applications WHERE org_id = "));
+        for qb in [&mut count, &mut page] {
+            qb.push_bind(org_id);
+            if let Some(job) = q.job_id {
+                qb.push(" AND job_id = ").push_bind(job);
+            }
+            if !q.status.is_empty() {
+                qb.push(" AND status IN (");
+                let mut sep = qb.separated(", ");
+                for s in &q.status {
+                    sep.push_bind(*s);
+                }
+                qb.push(")");
+            }
+        }
+        page.push(" ORDER BY created_at DESC, id DESC LIMIT ").push_bind(q.per_page).push(" OFFSET ").push_bind(offset);
+        let total: i64 = count.build_query_scalar().fetch_one(p).await?;
+        let items: Vec<Application> = page.build_query_as().fetch_all(p).await?;
+        (items, total)
+    }))
+}
+
+/// The status of an application, locked until the transaction ends (on PostgreSQL; the
+/// SQLite transaction holds the database's write lock already).
+async fn status_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<ApplicationStatus>> {
+    let lock = if matches!(tx, Tx::Postgres(..)) {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let sql = format!("SELECT status FROM applications WHERE org_id = $1 AND id = $2{lock}");
+    Ok(dispatch_tx!(tx, t => {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await?
+    }))
+}
+
+/// Sets the status (and `updated_at`); writes `application.status_changed` when it moved.
+/// `None` when there is no such application.
+pub(super) async fn set_status(
+    db: &Db,
+    org_id: i64,
+    id: Uuid,
+    status: ApplicationStatus,
+) -> DbResult<Option<Application>> {
+    let mut tx = db.begin().await?;
+    let Some(previous) = status_locked(&mut tx, org_id, id).await? else {
+        return Ok(None);
+    };
+    let sql = format!(
+        "UPDATE applications SET status = $3, updated_at = $4 WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}"
+    );
+    let app: Application = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(id)
+            .bind(status)
+            .bind(Ts::now())
+            .fetch_one(&mut **t)
+            .await
+            .map_err(StoreError::from)?
+    });
+    if let Some(event) = events::status_moved(previous, &app) {
+        outbox::emit_event(&mut tx, org_id, &event).await?;
+    }
+    tx.commit().await?;
+    Ok(Some(app))
+}

@@ -1,0 +1,180 @@
+//! The job: its closed sets, its stored row (defined once with [`crate::model!`]), the
+//! projection lists show, and the filters of a list.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::{
+    Ts,
+    kind::{Amount, Email, Enum, Flag, Id, Instant, Line, Link, Text, Trimmed, UpperCurrency},
+    model, text_enum,
+};
+
+text_enum!(
+    /// Where a job is in its life: `pending` (awaiting approval), `active` (listed while
+    /// not past `expires_at`), `expired`, `draft`.
+    JobStatus { Pending = "pending", Active = "active", Expired = "expired", Draft = "draft" }
+);
+
+impl Default for JobStatus {
+    /// A new job waits for approval.
+    fn default() -> Self {
+        JobStatus::Pending
+    }
+}
+
+text_enum!(
+    /// The kind of employment.
+    JobType {
+        FullTime = "full-time",
+        PartTime = "part-time",
+        Contract = "contract",
+        Internship = "internship",
+        Temporary = "temporary",
+        Casual = "casual",
+    }
+);
+
+text_enum!(
+    /// How candidates apply: the board's own `form`, an `email` address, a `website`, or
+    /// an external form (`form-external`).
+    ApplyMethod { Form = "form", Email = "email", Website = "website", FormExternal = "form-external", Phone = "phone" }
+);
+
+text_enum!(
+    /// What a salary amount is paid for.
+    SalaryPeriod { Hourly = "hourly", Daily = "daily", Weekly = "weekly", Monthly = "monthly", Yearly = "yearly" }
+);
+
+model! {
+    /// A job with every stored field.
+    pub struct Job in "jobs";
+    changes JobChanges;
+    /// Body of `POST /jobs`. `title`, `description` and `company_name` are required; `null`
+    /// counts as absent.
+    create JobIn;
+    /// Body of `PATCH /jobs/{id}`: at least one field. Every field of `POST /jobs` is
+    /// accepted; `null` clears an optional field (and is refused for the others). Setting
+    /// `status` to `active` approves a job.
+    patch JobPatch;
+    {
+        key id: Uuid,
+        write title: String = required Trimmed<1, 255>,
+        /// HTML; sanitised with an allow-list (scripts, event handlers and `javascript:`
+        /// URLs are removed) and stored sanitised.
+        write description: String = required Text<1, 100000>,
+        /// The description with its tags stripped (what search matches).
+        derived description_text: String,
+        write company_name: String = required Trimmed<1, 255>,
+        /// Made from the title and company name, unique in the organization.
+        fixed slug: String,
+        write job_type: Option<JobType> = optional Enum<JobType>,
+        /// Where the job is; a blank value counts as none.
+        write location: Option<String> = optional Line<255>,
+        /// Only candidates from `location` may apply. Default false.
+        write location_restricted: bool = flag Flag,
+        /// Default false.
+        write is_remote: bool = flag Flag,
+        /// Default false.
+        write is_highlighted: bool = flag Flag,
+        /// Default false. Sticky jobs are listed first.
+        write is_sticky: bool = flag Flag,
+        /// Where or how to apply: an http(s) URL for `website` and `form-external`, an
+        /// email address for `email`; instructions otherwise.
+        write how_to_apply: Option<String> = optional Text<1, 10000>,
+        write how_to_apply_method: Option<ApplyMethod> = optional Enum<ApplyMethod>,
+        /// A category of the organization.
+        write category_id: Option<Uuid> = optional Id,
+        /// Absolute http(s) URL.
+        write company_website: Option<String> = optional Link,
+        /// Absolute http(s) URL.
+        write company_logo_url: Option<String> = optional Link,
+        /// At least 0, at most `salary_max`.
+        write salary_min: Option<f64> = optional Amount,
+        write salary_max: Option<f64> = optional Amount,
+        /// Three upper-case letters (ISO 4217).
+        write salary_currency: Option<String> = optional UpperCurrency,
+        write salary_period: Option<SalaryPeriod> = optional Enum<SalaryPeriod>,
+        write contact_email: Option<String> = optional Email,
+        /// When the job stops being listed; it then moves to `expired` by itself.
+        write expires_at: Option<Ts> = optional Instant,
+        /// Default pending.
+        write status: JobStatus = flag Enum<JobStatus>,
+        fixed created_at: Ts,
+        stamp updated_at: Ts,
+    }
+}
+
+impl Job {
+    /// True when the job is listed: active and not past `expires_at` at `now`.
+    pub fn is_live(&self, now: Ts) -> bool {
+        self.status == JobStatus::Active && self.expires_at.is_none_or(|t| t > now)
+    }
+}
+
+/// The public path of a job.
+pub fn url_of(slug: &str) -> String {
+    format!("/jobs/{slug}")
+}
+
+/// A job as listed.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct JobListItem {
+    pub id: Uuid,
+    pub title: String,
+    pub description: String,
+    pub company_name: String,
+    pub slug: String,
+    pub location: Option<String>,
+    pub job_type: Option<JobType>,
+    pub status: JobStatus,
+    pub is_remote: bool,
+    pub contact_email: Option<String>,
+}
+
+impl JobListItem {
+    /// The columns of the list projection, in field order.
+    pub const COLUMNS: &'static str = "id, title, description, company_name, slug, location, job_type, status, is_remote, contact_email";
+}
+
+/// The filters of a job list, validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListFilter {
+    /// Words of the search, each matched as a word prefix.
+    pub search_words: Vec<String>,
+    pub job_types: Vec<JobType>,
+    /// Lower-case substrings; any may match.
+    pub locations: Vec<String>,
+    pub categories: Vec<Uuid>,
+    pub is_remote: Option<bool>,
+    /// The statuses listed; `None` is every status.
+    pub statuses: Option<Vec<JobStatus>>,
+}
+
+impl ListFilter {
+    /// True when only statuses filter the list, so its total can be read from counters.
+    pub fn counted(&self) -> bool {
+        self.search_words.is_empty()
+            && self.job_types.is_empty()
+            && self.locations.is_empty()
+            && self.categories.is_empty()
+            && self.is_remote.is_none()
+    }
+}
+
+/// Splits a search string into the words it matches: runs of letters and digits,
+/// lower-cased, at most 16.
+pub fn search_words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .take(16)
+        .collect()
+}
+
+/// The number of jobs a list matches, always exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Total {
+    pub items: i64,
+}

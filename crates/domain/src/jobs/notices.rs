@@ -1,0 +1,222 @@
+//! Mail to employers: to a job's `contact_email` when the job goes live (posted as
+//! `active`, or approved), a reminder some days before it expires, and on each
+//! application (the applicant's name and address, no attachment). Each is switched per
+//! organization (`mail_job_live`, `mail_expiry_days`, `mail_applications`) and needs a
+//! contact address on the job. Mail is queued in the transaction of its cause (see
+//! `crate::mail`), and only when the service sends mail at all ([`Db::outgoing`]).
+
+use super::model::{Job, JobStatus, url_of};
+use crate::{
+    Ts,
+    applications::model::Application,
+    db::{DbResult, Outgoing, Tx},
+    dispatch_tx,
+    mail::{
+        message::Message,
+        store::{EnqueueError, enqueue},
+    },
+};
+
+/// What an organization's mail settings and links need.
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct OrgMail {
+    name: String,
+    domain: Option<String>,
+    mail_job_live: bool,
+    mail_applications: bool,
+}
+
+async fn org_mail(tx: &mut Tx, org_id: i64) -> DbResult<Option<OrgMail>> {
+    Ok(dispatch_tx!(tx, t => {
+        sqlx::query_as(
+            "SELECT name, domain, mail_job_live, mail_applications FROM organizations WHERE id = $1",
+        )
+        .bind(org_id)
+        .fetch_optional(&mut **t)
+        .await?
+    }))
+}
+
+/// Queues `msg`; a message the outbox refuses (which checked addresses cannot cause) is
+/// logged and dropped rather than failing the write that caused it.
+async fn queue(tx: &mut Tx, org_id: i64, msg: Message) -> DbResult<()> {
+    match enqueue(tx, org_id, &msg).await {
+        Ok(_) => Ok(()),
+        Err(EnqueueError::Invalid(why)) => {
+            tracing::warn!(kind = %msg.kind, %why, "employer mail not queued");
+            Ok(())
+        }
+        Err(EnqueueError::Db(e)) => Err(e),
+    }
+}
+
+/// Escapes text for the HTML part.
+fn h(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn day(t: Ts) -> String {
+    t.0.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// After a write that left `job` as stored (`before`: as it was, `None` for a new job):
+/// when it went live, the "job is live" mail.
+pub(crate) async fn job_written(
+    tx: &mut Tx,
+    out: Option<&Outgoing>,
+    org_id: i64,
+    before: Option<&Job>,
+    job: &Job,
+) -> DbResult<()> {
+    let went_live =
+        job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
+    if went_live && out.is_some() {
+        record_live(tx, org_id, job, Ts::now()).await?;
+    }
+    let (Some(out), Some(to), true) = (out, job.contact_email.as_deref(), went_live) else {
+        return Ok(());
+    };
+    let Some(org) = org_mail(tx, org_id).await? else {
+        return Ok(());
+    };
+    if !org.mail_job_live {
+        return Ok(());
+    }
+    let url = out.board_url(org.domain.as_deref(), &url_of(&job.slug));
+    let until = job.expires_at.map_or_else(
+        || "until it is closed".to_string(),
+        |t| format!("until {}", day(t)),
+    );
+    let subject = format!("Your job is live: {}", job.title);
+    let text = format!(
+        "Your job “{}” at {} is now listed on {}:\n\n{url}\n\nIt stays listed {until}.\n",
+        job.title, job.company_name, org.name
+    );
+    let html = format!(
+        "<p>Your job “{}” at {} is now listed on {}:</p><p><a href=\"{}\">{}</a></p><p>It stays listed {}.</p>",
+        h(&job.title),
+        h(&job.company_name),
+        h(&org.name),
+        h(&url),
+        h(&url),
+        h(&until)
+    );
+    queue(
+        tx,
+        org_id,
+        Message::new("job_live", to, subject, text).html(html),
+    )
+    .await
+}
+
+/// Notes in the live-jobs log that `job` went live (its first time only): what job
+/// alerts match against (kept while the service sends mail, as alerts exist only then).
+async fn record_live(tx: &mut Tx, org_id: i64, job: &Job, now: Ts) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query(
+            "INSERT INTO job_live_log (org_id, job_id, live_at) VALUES ($1, $2, $3) ON CONFLICT (job_id) DO NOTHING",
+        )
+        .bind(org_id)
+        .bind(job.id)
+        .bind(now)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
+
+/// After an application was stored: the mail to its job's contact address.
+pub(crate) async fn application_received(
+    tx: &mut Tx,
+    out: Option<&Outgoing>,
+    org_id: i64,
+    app: &Application,
+) -> DbResult<()> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    let contact: Option<(Option<String>,)> = dispatch_tx!(tx, t => {
+        sqlx::query_as("SELECT contact_email FROM jobs WHERE org_id = $1 AND id = $2")
+            .bind(org_id)
+            .bind(app.job_id)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(crate::db::StoreError::from)?
+    });
+    let Some((Some(to),)) = contact else {
+        return Ok(());
+    };
+    let Some(org) = org_mail(tx, org_id).await? else {
+        return Ok(());
+    };
+    if !org.mail_applications {
+        return Ok(());
+    }
+    let dashboard = format!("{}/dashboard/applications?job={}", out.base_url, app.job_id);
+    let cv = app
+        .resume_url
+        .as_deref()
+        .map(|u| format!("CV: {u}\n"))
+        .unwrap_or_default();
+    let subject = format!("New application for {} from {}", app.job_title, app.name);
+    let text = format!(
+        "{} applied for “{}”.\n\nName: {}\nEmail: {}\n{cv}\nRead and answer it in the dashboard:\n{dashboard}\n",
+        app.name, app.job_title, app.name, app.email
+    );
+    let html = format!(
+        "<p>{} applied for “{}”.</p><ul><li>Name: {}</li><li>Email: <a href=\"mailto:{}\">{}</a></li>{}</ul><p><a href=\"{}\">Read and answer it in the dashboard</a></p>",
+        h(&app.name),
+        h(&app.job_title),
+        h(&app.name),
+        h(&app.email),
+        h(&app.email),
+        app.resume_url
+            .as_deref()
+            .map(|u| format!("<li>CV: <a href=\"{}\">{}</a></li>", h(u), h(u)))
+            .unwrap_or_default(),
+        h(&dashboard)
+    );
+    queue(
+        tx,
+        org_id,
+        Message::new("application_received", to, subject, text).html(html),
+    )
+    .await
+}
+
+/// The expiry reminder of `job` (just marked as reminded of its `expires_at`).
+pub(super) async fn reminder(tx: &mut Tx, out: &Outgoing, org_id: i64, job: &Job) -> DbResult<()> {
+    let (Some(to), Some(expires)) = (job.contact_email.as_deref(), job.expires_at) else {
+        return Ok(());
+    };
+    let Some(org) = org_mail(tx, org_id).await? else {
+        return Ok(());
+    };
+    let url = out.board_url(org.domain.as_deref(), &url_of(&job.slug));
+    let dashboard = format!("{}/dashboard/jobs/{}", out.base_url, job.id);
+    let subject = format!("Your job expires soon: {}", job.title);
+    let text = format!(
+        "Your job “{}” on {} expires on {}:\n\n{url}\n\nTo keep it listed, move its expiry date in the dashboard:\n{dashboard}\n",
+        job.title,
+        org.name,
+        day(expires)
+    );
+    let html = format!(
+        "<p>Your job “{}” on {} expires on {}:</p><p><a href=\"{}\">{}</a></p><p>To keep it listed, <a href=\"{}\">move its expiry date in the dashboard</a>.</p>",
+        h(&job.title),
+        h(&org.name),
+        day(expires),
+        h(&url),
+        h(&url),
+        h(&dashboard)
+    );
+    queue(
+        tx,
+        org_id,
+        Message::new("job_expiring", to, subject, text).html(html),
+    )
+    .await
+}

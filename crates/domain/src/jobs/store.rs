@@ -1,0 +1,310 @@
+//! Jobs as stored: read, insert, update, delete and expire, each change with its events
+//! in one transaction. The SQL follows from [`Job`]'s column lists.
+
+use std::sync::LazyLock;
+
+use uuid::Uuid;
+
+use super::{
+    events::{self, JobEvent},
+    model::{Job, JobStatus},
+    notices,
+};
+use crate::{
+    Error, Result, Ts,
+    db::{Db, DbResult, Tx, events as outbox},
+    dispatch, dispatch_tx,
+};
+
+/// `$1, $2, ...` from `from` for `n` values.
+fn marks(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+static COLUMNS: LazyLock<String> = LazyLock::new(|| Job::COLUMNS.join(", "));
+
+static INSERT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT INTO jobs (org_id, {}) VALUES ($1, {}) RETURNING {}",
+        Job::INSERTED.join(", "),
+        marks(2, Job::INSERTED.len()),
+        *COLUMNS
+    )
+});
+
+static UPDATE: LazyLock<String> = LazyLock::new(|| {
+    let sets: Vec<String> = Job::UPDATED
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{c} = ${}", i + 3))
+        .collect();
+    format!(
+        "UPDATE jobs SET {} WHERE org_id = $1 AND id = $2 RETURNING {}",
+        sets.join(", "),
+        *COLUMNS
+    )
+});
+
+/// Writes `events` to the outbox in `tx`.
+pub(super) async fn emit(tx: &mut Tx, org_id: i64, events: Vec<JobEvent>) -> DbResult<()> {
+    for e in events {
+        outbox::emit_event(tx, org_id, &e).await?;
+    }
+    Ok(())
+}
+
+/// One job of this organization.
+pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+    let sql = format!(
+        "SELECT {} FROM jobs WHERE org_id = $1 AND id = $2",
+        *COLUMNS
+    );
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await?
+    }))
+}
+
+/// One job of this organization by its slug.
+pub async fn get_by_slug(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Job>> {
+    let sql = format!(
+        "SELECT {} FROM jobs WHERE org_id = $1 AND slug = $2",
+        *COLUMNS
+    );
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(slug).fetch_optional(p).await?
+    }))
+}
+
+async fn get_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+    let lock = if matches!(tx, Tx::Postgres(..)) {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT {} FROM jobs WHERE org_id = $1 AND id = $2{lock}",
+        *COLUMNS
+    );
+    Ok(dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await?
+    }))
+}
+
+/// Inserts the row (one statement: on failure nothing of it remains).
+pub(super) async fn insert(tx: &mut Tx, org_id: i64, job: &Job) -> DbResult<Job> {
+    Ok(dispatch_tx!(tx, t => {
+        job.bind_insert(sqlx::query_as(sqlx::AssertSqlSafe(INSERT.as_str())).bind(org_id))
+            .fetch_one(&mut **t)
+            .await?
+    }))
+}
+
+/// The slug of a new job: title and company, ASCII lower-case; from the second attempt
+/// on, with a short random suffix (so that a collision never scans the jobs that share a
+/// title).
+pub(super) fn slug_for(job: &Job, attempt: u32) -> String {
+    let mut base = crate::text::slugify(&format!("{} {}", job.title, job.company_name), 80);
+    if base.is_empty() {
+        base = "job".to_string();
+    }
+    if attempt <= 1 {
+        return base;
+    }
+    let suffix = Uuid::new_v4().simple().to_string()[..6].to_string();
+    format!("{base}-{suffix}")
+}
+
+/// Inserts `job` under a free slug, in `tx`. The insert itself detects a taken slug (the
+/// unique index) and is retried with a suffixed one. On failure nothing of it remains.
+/// SQLite only: a failed statement leaves a SQLite transaction usable, a PostgreSQL one
+/// aborted.
+pub(super) async fn insert_new(tx: &mut Tx, org_id: i64, job: &Job) -> DbResult<Job> {
+    let mut job = job.clone();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        job.slug = slug_for(&job, attempt);
+        match insert(tx, org_id, &job).await {
+            Err(e) if attempt < 6 && e.is_unique() => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Creates a job with its `job.created` event in a transaction of its own (one per
+/// attempt: a taken slug is retried with a suffixed one).
+pub(super) async fn create_alone(db: &Db, org_id: i64, job: &Job) -> DbResult<Job> {
+    let mut job = job.clone();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        job.slug = slug_for(&job, attempt);
+        let mut tx = db.begin().await?;
+        match insert(&mut tx, org_id, &job).await {
+            Err(e) if attempt < 6 && e.is_unique() => continue,
+            Err(e) => return Err(e),
+            Ok(stored) => {
+                emit(&mut tx, org_id, events::created(&stored)).await?;
+                notices::job_written(&mut tx, db.outgoing(), org_id, None, &stored).await?;
+                tx.commit().await?;
+                return Ok(stored);
+            }
+        }
+    }
+}
+
+/// Updates a job: `plan` turns the stored job into the new one (a pure function of the
+/// row: it may refuse, or return `None` to change nothing). Writes `job.updated` with the
+/// changed field names and the events of a status move. Answers the job as stored, or
+/// `None` when there is no such job.
+pub(super) async fn update(
+    db: &Db,
+    org_id: i64,
+    id: Uuid,
+    plan: impl FnOnce(&Job) -> Result<Job>,
+) -> Result<Option<Job>> {
+    let mut tx = db.begin().await?;
+    let Some(current) = get_locked(&mut tx, org_id, id).await? else {
+        return Ok(None);
+    };
+    let mut next = plan(&current)?;
+    let changed = current.changed(&next);
+    if changed.is_empty() {
+        return Ok(Some(current));
+    }
+    next.updated_at = Ts::now().max(current.updated_at);
+    let job: Job = dispatch_tx!(&mut tx, t => {
+        next.bind_update(sqlx::query_as(sqlx::AssertSqlSafe(UPDATE.as_str())).bind(org_id).bind(id))
+            .fetch_one(&mut **t)
+            .await
+            .map_err(crate::db::StoreError::from)?
+    });
+    emit(&mut tx, org_id, events::updated(&current, &job, changed)).await?;
+    notices::job_written(&mut tx, db.outgoing(), org_id, Some(&current), &job).await?;
+    tx.commit().await?;
+    Ok(Some(job))
+}
+
+/// Deletes a job and writes `job.deleted`; `None` when there is none. A job that other
+/// records still refer to is a conflict.
+pub(super) async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Option<Job>> {
+    let mut tx = db.begin().await?;
+    let sql = format!(
+        "DELETE FROM jobs WHERE org_id = $1 AND id = $2 RETURNING {}",
+        *COLUMNS
+    );
+    let deleted: DbResult<Option<Job>> = dispatch_tx!(&mut tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await.map_err(Into::into)
+    });
+    let job = match deleted {
+        Err(e) if e.is_referenced() => {
+            return Err(Error::conflict(
+                "The job is referenced by other records (for example payments) and cannot be deleted; set its status to expired or draft instead.",
+                serde_json::json!({ "resource": "job" }),
+            ));
+        }
+        other => other?,
+    };
+    let Some(job) = job else {
+        return Ok(None);
+    };
+    emit(&mut tx, org_id, events::deleted(&job)).await?;
+    tx.commit().await?;
+    Ok(Some(job))
+}
+
+/// Moves every active job whose `expires_at` has passed to `expired`, each in its own
+/// transaction with its events (`job.status_changed`, `job.expired`). The move is guarded
+/// by the current status, so when several nodes run this at once a job moves, and its
+/// events fire, once. Returns how many jobs moved.
+pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
+    let mut moved = 0;
+    loop {
+        let due: Vec<(i64, Uuid)> = dispatch!(db.reader(), p => {
+            sqlx::query_as(
+                "SELECT org_id, id FROM jobs WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1
+                 ORDER BY expires_at LIMIT 200",
+            )
+            .bind(now)
+            .fetch_all(p)
+            .await?
+        });
+        let batch = due.len();
+        for (org_id, id) in due {
+            let mut tx = db.begin().await?;
+            let sql = format!(
+                "UPDATE jobs SET status = 'expired', updated_at = $3 WHERE org_id = $1 AND id = $2 \
+                 AND status = 'active' AND expires_at <= $3 RETURNING {}",
+                *COLUMNS
+            );
+            let job: Option<Job> = dispatch_tx!(&mut tx, t => {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).bind(now).fetch_optional(&mut **t).await?
+            });
+            if let Some(job) = job {
+                emit(
+                    &mut tx,
+                    org_id,
+                    events::status_moved(JobStatus::Active, &job),
+                )
+                .await?;
+                tx.commit().await?;
+                moved += 1;
+            }
+        }
+        if batch < 200 {
+            return Ok(moved);
+        }
+    }
+}
+
+/// The organizations with expiry reminders on, with their number of days.
+pub(super) async fn reminding_orgs(db: &Db) -> DbResult<Vec<(i64, i64)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as("SELECT id, mail_expiry_days FROM organizations WHERE mail_expiry_days > 0 ORDER BY id")
+            .fetch_all(p)
+            .await?
+    }))
+}
+
+/// Up to `limit` active jobs of the organization with a contact address that expire
+/// after `from` and no later than `until`, not yet reminded of that expiry.
+pub(super) async fn reminders_due(
+    db: &Db,
+    org_id: i64,
+    from: Ts,
+    until: Ts,
+    limit: i64,
+) -> DbResult<Vec<Uuid>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_scalar(
+            "SELECT id FROM jobs WHERE org_id = $1 AND status = 'active' AND contact_email IS NOT NULL
+               AND expires_at IS NOT NULL AND expires_at > $2 AND expires_at <= $3
+               AND (expiry_reminder_for IS NULL OR expiry_reminder_for <> expires_at)
+             ORDER BY expires_at, id LIMIT $4",
+        )
+        .bind(org_id)
+        .bind(from)
+        .bind(until)
+        .bind(limit)
+        .fetch_all(p)
+        .await?
+    }))
+}
+
+/// Marks the job as reminded of its current `expires_at`, when it still is due one;
+/// the job, or `None` when another pass (or node) got there first.
+pub(super) async fn mark_reminded(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+    let sql = format!(
+        "UPDATE jobs SET expiry_reminder_for = expires_at
+         WHERE org_id = $1 AND id = $2 AND status = 'active' AND expires_at IS NOT NULL
+           AND (expiry_reminder_for IS NULL OR expiry_reminder_for <> expires_at)
+         RETURNING {}",
+        *COLUMNS
+    );
+    Ok(dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await?
+    }))
+}

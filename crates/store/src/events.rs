@@ -1,0 +1,121 @@
+//! The event outbox. Resource writes call [`emit`] inside their own transaction, so an
+//! event exists exactly when the change that caused it was committed. Writing one wakes
+//! the webhook workers: in this process at once, on every node through PostgreSQL's
+//! `LISTEN/NOTIFY` ([`forward_notifications`]).
+
+use serde_json::Value;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use super::{Db, DbResult, Ts, Tx};
+use crate::{dispatch, dispatch_tx};
+
+/// An event payload and its type (`job.created`, ...).
+pub trait Payload: serde::Serialize {
+    fn event_type(&self) -> &'static str;
+}
+
+/// Writes one typed event into the outbox inside `tx`.
+pub async fn emit_event(tx: &mut Tx, org_id: i64, event: &impl Payload) -> DbResult<Uuid> {
+    let data = serde_json::to_value(event)
+        .map_err(|e| super::StoreError::Other(sqlx::Error::Encode(Box::new(e))))?;
+    emit(tx, org_id, event.event_type(), data).await
+}
+
+/// Writes one event into the outbox inside `tx`.
+pub async fn emit(tx: &mut Tx, org_id: i64, event_type: &str, data: Value) -> DbResult<Uuid> {
+    let id = Uuid::now_v7();
+    dispatch_tx!(tx, t => {
+        sqlx::query("INSERT INTO events (id, org_id, event_type, data, occurred_at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(id)
+            .bind(org_id)
+            .bind(event_type)
+            .bind(Json(&data))
+            .bind(Ts::now())
+            .execute(&mut **t)
+            .await?;
+    });
+    // Wake the webhook workers: on PostgreSQL every node's listener, once this commits;
+    // in this process at once (on SQLite the worker's fan-out then waits for the write
+    // lock, so it reads the event after the commit).
+    tx.notify_after_commit(OUTBOX_CHANNEL);
+    OUTBOX_WAKE.notify_waiters();
+    Ok(id)
+}
+
+/// The PostgreSQL notification channel of new outbox work.
+pub const OUTBOX_CHANNEL: &str = "jobboard_outbox";
+
+/// Woken when events or deliveries are written in this process.
+pub static OUTBOX_WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Events not yet fanned out into deliveries.
+pub async fn pending_count(db: &Db) -> DbResult<i64> {
+    dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL").fetch_one(p).await.map_err(crate::StoreError::from)
+    })
+}
+
+/// An event as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Event {
+    pub id: Uuid,
+    pub org_id: i64,
+    pub event_type: String,
+    pub data: Json<Value>,
+    pub occurred_at: Ts,
+}
+
+/// The events of one organization, oldest first (used by tests and tooling).
+pub async fn list_for_org(db: &Db, org_id: i64) -> DbResult<Vec<Event>> {
+    dispatch!(db.reader(), p => {
+        sqlx::query_as("SELECT id, org_id, event_type, data, occurred_at FROM events WHERE org_id = $1 ORDER BY occurred_at, id")
+            .bind(org_id)
+            .fetch_all(p)
+            .await.map_err(crate::StoreError::from)
+    })
+}
+
+/// Forwards PostgreSQL notifications of new outbox work (from every node) to
+/// [`OUTBOX_WAKE`] until `stop` turns true; reconnects when the connection is lost.
+/// Returns at once on SQLite, where every write is made in this process.
+pub async fn forward_notifications(db: Db, mut stop: tokio::sync::watch::Receiver<bool>) {
+    let Some(pool) = db.pg().cloned() else {
+        return;
+    };
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = ?e, "webhook listener could not connect; polling");
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => continue,
+                    _ = stop.changed() => return,
+                }
+            }
+        };
+        if let Err(e) = listener.listen(OUTBOX_CHANNEL).await {
+            tracing::warn!(error = ?e, "webhook LISTEN failed; polling");
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => continue,
+                _ = stop.changed() => return,
+            }
+        }
+        loop {
+            tokio::select! {
+                n = listener.recv() => match n {
+                    Ok(_) => OUTBOX_WAKE.notify_waiters(),
+                    Err(e) => {
+                        tracing::warn!(error = ?e, "webhook listener lost its connection");
+                        OUTBOX_WAKE.notify_waiters();
+                        break;
+                    }
+                },
+                _ = stop.changed() => return,
+            }
+        }
+    }
+}
