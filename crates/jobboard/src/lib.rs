@@ -15,6 +15,7 @@ pub mod http;
 pub mod mail;
 pub mod metrics;
 pub mod net;
+pub mod outbox;
 pub mod periodic;
 pub mod scheduler;
 pub mod server;

@@ -1,7 +1,7 @@
 //! The event outbox. Resource writes call [`emit`] inside their own transaction, so an
 //! event exists exactly when the change that caused it was committed. Writing one wakes
 //! the webhook workers: in this process at once, on every node through PostgreSQL's
-//! `LISTEN/NOTIFY` ([`forward_notifications`]).
+//! `LISTEN/NOTIFY` (the outbox worker listens on [`OUTBOX_CHANNEL`]).
 
 use serde_json::Value;
 use sqlx::types::Json;
@@ -74,48 +74,4 @@ pub async fn list_for_org(db: &Db, org_id: i64) -> DbResult<Vec<Event>> {
             .fetch_all(p)
             .await.map_err(crate::StoreError::from)
     })
-}
-
-/// Forwards PostgreSQL notifications of new outbox work (from every node) to
-/// [`OUTBOX_WAKE`] until `stop` turns true; reconnects when the connection is lost.
-/// Returns at once on SQLite, where every write is made in this process.
-pub async fn forward_notifications(db: Db, mut stop: tokio::sync::watch::Receiver<bool>) {
-    let Some(pool) = db.pg().cloned() else {
-        return;
-    };
-    loop {
-        if *stop.borrow() {
-            return;
-        }
-        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = ?e, "webhook listener could not connect; polling");
-                tokio::select! {
-                    _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => continue,
-                    _ = stop.changed() => return,
-                }
-            }
-        };
-        if let Err(e) = listener.listen(OUTBOX_CHANNEL).await {
-            tracing::warn!(error = ?e, "webhook LISTEN failed; polling");
-            tokio::select! {
-                _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => continue,
-                _ = stop.changed() => return,
-            }
-        }
-        loop {
-            tokio::select! {
-                n = listener.recv() => match n {
-                    Ok(_) => OUTBOX_WAKE.notify_waiters(),
-                    Err(e) => {
-                        tracing::warn!(error = ?e, "webhook listener lost its connection");
-                        OUTBOX_WAKE.notify_waiters();
-                        break;
-                    }
-                },
-                _ = stop.changed() => return,
-            }
-        }
-    }
 }

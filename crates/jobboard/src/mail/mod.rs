@@ -24,9 +24,6 @@ pub mod compose;
 pub mod config;
 pub mod worker;
 
-/// The clock of [`drain_with`]: the real one, or a chosen instant (tests step through
-/// retry schedules with it).
-pub use crate::webhooks::Clock;
 pub use config::{MailConfig, MailLayer};
 pub use worker::{drain, drain_with, run};
 

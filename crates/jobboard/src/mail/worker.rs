@@ -5,35 +5,29 @@
 //! mail_outbox --claim (lease)--> SMTP hand-over --> sent | queued for a retry | failed
 //! ```
 //!
-//! It wakes when mail is queued (in process at once; on PostgreSQL through `LISTEN/NOTIFY`
-//! from every node) and polls once a second as a fallback. [`drain_with`] runs the same
-//! steps to completion for tests and tools.
+//! The worker is the one outbox worker ([`crate::outbox`]) with mails as its items.
+//! [`drain_with`] runs the same steps to completion for tests and tools.
 
-use std::{
-    collections::HashSet,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use lettre::{
     AsyncSmtpTransport, AsyncTransport, Tokio1Executor, message::Mailbox,
     transport::smtp::PoolConfig,
 };
 use rand::Rng;
-use tokio::{sync::watch, task::JoinSet};
+use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::Setup;
 use super::compose;
-use crate::webhooks::Clock;
+use crate::outbox::{self, Limits, Outbox};
+use jobboard_core::Clock;
 use jobboard_domain::mail::store::{self, MAIL_CHANNEL, MAIL_WAKE, Mail};
 use jobboard_store::{Db, Ts, redact_url};
 
 /// How long past the hand-over time-out a claimed mail stays leased: room for recording
 /// the outcome before another node may take the mail.
 const LEASE_MARGIN: Duration = Duration::from_secs(10);
-/// Polling period when no wake-up arrives.
-const POLL: Duration = Duration::from_secs(1);
 /// How long a shutdown waits for hand-overs in flight before handing the rest back.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// SMTP replies that refuse our credentials rather than the mail: a setting to fix, so they
@@ -94,7 +88,7 @@ impl Sender {
     }
 
     /// Claims up to `limit` mails due at `now`.
-    async fn claim(&self, now: Ts, limit: usize) -> Vec<Mail> {
+    async fn claim_due(&self, now: Ts, limit: usize) -> Vec<Mail> {
         let lease = chrono::Duration::from_std(self.timeout + LEASE_MARGIN).unwrap_or_default();
         store::claim(&self.db, self.owner, now, now.plus(lease), limit as i64)
             .await
@@ -179,44 +173,81 @@ impl Sender {
     }
 }
 
+impl Setup {
+    fn limits(&self) -> Limits {
+        Limits {
+            concurrency: self.config.concurrency,
+            per_group: self.config.concurrency,
+            drain_batch: self.config.concurrency,
+            grace: SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// The mail outbox. Leases left by a crashed process are not dropped at start, not even on
+/// SQLite: they run out by themselves (time-out plus margin), and a lease broken early
+/// could let a mail being handed over by another claimer of this database go out twice.
+impl Outbox for Sender {
+    type Item = Mail;
+
+    const NAME: &'static str = "mail";
+
+    fn wake(&self) -> &'static tokio::sync::Notify {
+        &MAIL_WAKE
+    }
+
+    fn channel(&self) -> &'static str {
+        MAIL_CHANNEL
+    }
+
+    fn id(item: &Mail) -> Uuid {
+        item.id
+    }
+
+    async fn claim(&self, now: Ts, limit: usize, _per_group: usize) -> Vec<Mail> {
+        self.claim_due(now, limit).await
+    }
+
+    async fn deliver(&self, mail: Mail, clock: Clock) {
+        self.process(mail, clock).await
+    }
+
+    async fn release(&self, ids: &[Uuid]) {
+        if let Err(e) = store::release(&self.db, self.owner, ids).await {
+            tracing::warn!(error = ?e, "releasing mail leases failed");
+        }
+    }
+
+    async fn next_due(&self) -> Option<Ts> {
+        store::next_due(&self.db).await.ok().flatten()
+    }
+}
+
 /// Hands over every mail due at `clock` until none is left; returns the hand-overs tried.
 /// For tests and tools: deterministic, no background task involved. Does nothing when no
 /// SMTP server is configured.
 pub async fn drain_with(setup: impl Into<Setup>, clock: Clock) -> usize {
-    let sender = match Sender::new(&setup.into()) {
-        Ok(Some(s)) => Arc::new(s),
-        Ok(None) => return 0,
+    let setup = setup.into();
+    match Sender::new(&setup) {
+        Ok(Some(s)) => outbox::drain(Arc::new(s), setup.limits(), clock).await,
+        Ok(None) => 0,
         Err(e) => {
             tracing::warn!(error = ?e, "mail transport could not be built");
-            return 0;
+            0
         }
-    };
-    let mut tried = 0;
-    loop {
-        let claimed = sender.claim(clock.now(), sender.concurrency).await;
-        if claimed.is_empty() {
-            return tried;
-        }
-        tried += claimed.len();
-        let mut set = JoinSet::new();
-        for mail in claimed {
-            let s = sender.clone();
-            set.spawn(async move { s.process(mail, clock).await });
-        }
-        while set.join_next().await.is_some() {}
     }
 }
 
 /// [`drain_with`] on the real clock.
 pub async fn drain(setup: impl Into<Setup>) -> usize {
-    drain_with(setup, Clock::Real).await
+    drain_with(setup, Clock::system()).await
 }
 
 /// The mail worker: hands due mails over, at most `mail.concurrency` at once, until `stop`.
-pub async fn run(setup: impl Into<Setup>, mut stop: watch::Receiver<bool>) {
+pub async fn run(setup: impl Into<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.into();
     let sender = match Sender::new(&setup) {
-        Ok(Some(s)) => Arc::new(s),
+        Ok(Some(s)) => s,
         Ok(None) => return,
         Err(e) => {
             tracing::error!(error = ?e, "mail worker could not start");
@@ -235,136 +266,8 @@ pub async fn run(setup: impl Into<Setup>, mut stop: watch::Receiver<bool>) {
              (use smtps:// or ?tls=required)"
         );
     }
-    // Leases left by a crashed process are not dropped here, not even on SQLite: they run
-    // out by themselves (time-out plus margin), and a lease broken early could let a mail
-    // being handed over by another claimer of this database go out twice.
-    let db = setup.db.clone();
-    let listener = db
-        .pg()
-        .cloned()
-        .map(|pool| tokio::spawn(listen(pool, stop.clone())));
-    let freed = Arc::new(tokio::sync::Notify::new());
-    let in_flight: Arc<Mutex<HashSet<Uuid>>> = Arc::default();
-    let mut tasks = JoinSet::new();
-    loop {
-        let woken = MAIL_WAKE.notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        if *stop.borrow() {
-            break;
-        }
-        while tasks.try_join_next().is_some() {}
-        let free = sender.concurrency.saturating_sub(tasks.len());
-        let mut claimed_n = 0;
-        if free > 0 {
-            let claimed = sender.claim(Ts::now(), free).await;
-            claimed_n = claimed.len();
-            let mut map = in_flight.lock().unwrap_or_else(|e| e.into_inner());
-            for mail in claimed {
-                map.insert(mail.id);
-                let (s, f, m) = (sender.clone(), freed.clone(), in_flight.clone());
-                tasks.spawn(async move {
-                    let id = mail.id;
-                    s.process(mail, Clock::Real).await;
-                    m.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-                    f.notify_one();
-                });
-            }
-        }
-        let wait = if free > 0 && claimed_n == free {
-            // A full batch: there may be more due right away, once a slot frees.
-            Duration::ZERO
-        } else if !tasks.is_empty() {
-            POLL
-        } else {
-            match store::next_due(&db).await {
-                Ok(Some(at)) if at > Ts::now() => {
-                    Duration::from_micros((at.micros() - Ts::now().micros()).max(0) as u64)
-                        .min(POLL)
-                }
-                _ => POLL,
-            }
-        };
-        if wait.is_zero() && tasks.len() < sender.concurrency {
-            continue;
-        }
-        tokio::select! {
-            _ = &mut woken => {}
-            _ = freed.notified() => {}
-            _ = tokio::time::sleep(wait) => {}
-            _ = stop.changed() => {}
-        }
-    }
-    // Shutdown: let hand-overs in flight finish (each is bounded by the time-out), then
-    // hand the rest back. A mail whose acceptance was already received is still marked
-    // sent: that mark runs in a task of its own.
-    let grace = tokio::time::sleep(SHUTDOWN_GRACE);
-    tokio::pin!(grace);
-    loop {
-        tokio::select! {
-            next = tasks.join_next() => if next.is_none() { break },
-            _ = &mut grace => break,
-        }
-    }
-    tasks.abort_all();
-    while tasks.join_next().await.is_some() {}
-    let unfinished: Vec<Uuid> = in_flight
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .copied()
-        .collect();
-    if !unfinished.is_empty() {
-        tracing::info!(
-            count = unfinished.len(),
-            "handing unfinished mail back to the queue"
-        );
-        if let Err(e) = store::release(&db, sender.owner, &unfinished).await {
-            tracing::warn!(error = ?e, "releasing mail leases failed");
-        }
-    }
-    if let Some(l) = listener {
-        let _ = l.await;
-    }
-}
-
-/// Forwards PostgreSQL notifications of newly queued mail to the worker.
-async fn listen(pool: sqlx::PgPool, mut stop: watch::Receiver<bool>) {
-    loop {
-        if *stop.borrow() {
-            return;
-        }
-        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = ?e, "mail listener could not connect; polling");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
-                    _ = stop.changed() => return,
-                }
-            }
-        };
-        if let Err(e) = listener.listen(MAIL_CHANNEL).await {
-            tracing::warn!(error = ?e, "mail LISTEN failed; polling");
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
-                _ = stop.changed() => return,
-            }
-        }
-        loop {
-            tokio::select! {
-                n = listener.recv() => match n {
-                    Ok(_) => MAIL_WAKE.notify_waiters(),
-                    Err(e) => {
-                        tracing::warn!(error = ?e, "mail listener lost its connection");
-                        MAIL_WAKE.notify_waiters();
-                        break;
-                    }
-                },
-                _ = stop.changed() => return,
-            }
-        }
-    }
+    let pg = setup.db.pg().cloned();
+    outbox::run(Arc::new(sender), setup.limits(), pg, stop).await
 }
 
 #[cfg(test)]

@@ -5,11 +5,10 @@
 //! events (outbox) --fan_out--> webhook_deliveries --claim (lease)--> attempt --> record
 //! ```
 //!
-//! The worker wakes when events are written (in process at once; on PostgreSQL through
-//! `LISTEN/NOTIFY` from every node), and polls once a second as a fallback. Attempts run
-//! concurrently, bounded overall (`concurrency`) and per subscription
-//! (`concurrency_per_target`), so a slow target only ever occupies its own slots.
-//! [`drain`] runs the same steps to completion for tests.
+//! The worker is the one outbox worker ([`crate::outbox`]) with webhook deliveries as its
+//! items: fan-out before each claim, attempts bounded overall (`concurrency`) and per
+//! subscription (`concurrency_per_target`), so a slow target only ever occupies its own
+//! slots. [`drain`] runs the same steps to completion for tests.
 
 pub mod chat;
 mod recorder;
@@ -17,23 +16,27 @@ pub mod ssrf;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
 use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
-use tokio::{sync::watch, task::JoinSet};
+use tokio::sync::watch;
 use uuid::Uuid;
 
+use jobboard_core::Clock;
 use jobboard_store::{
     Backend, Db, Ts,
-    events::{self, OUTBOX_WAKE},
+    events::{OUTBOX_CHANNEL, OUTBOX_WAKE},
 };
 
 use jobboard_domain::webhooks::{self as store, Claimed, Next, Outcome, Subscription, TargetType};
 
-use crate::config::{Config, WebhookConfig};
+use crate::{
+    config::{Config, WebhookConfig},
+    outbox::{self, Limits, Outbox},
+};
 
 /// The most of a response body kept in the attempt log.
 pub const EXCERPT_BYTES: usize = 2048;
@@ -41,8 +44,8 @@ pub const EXCERPT_BYTES: usize = 2048;
 pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(3600);
 /// How long past the attempt time-out a claimed delivery stays leased.
 const LEASE_MARGIN: Duration = Duration::from_secs(5);
-/// Polling period when no wake-up arrives.
-const POLL: Duration = Duration::from_secs(1);
+/// How long a shutdown waits for attempts in flight before handing the rest back.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Events fanned out per transaction.
 const FAN_OUT_BATCH: i64 = 500;
 
@@ -93,22 +96,6 @@ pub fn standard_signature(secret: &str, id: &str, timestamp: i64, body: &[u8]) -
     )
 }
 
-/// The time attempts are scheduled against: the real clock, or a fixed instant (tests).
-#[derive(Debug, Clone, Copy)]
-pub enum Clock {
-    Real,
-    At(Ts),
-}
-
-impl Clock {
-    pub fn now(&self) -> Ts {
-        match self {
-            Clock::Real => Ts::now(),
-            Clock::At(t) => *t,
-        }
-    }
-}
-
 /// Sends attempts and records them.
 pub struct Sender {
     db: Db,
@@ -148,7 +135,7 @@ impl Sender {
     }
 
     /// Claims up to `limit` due deliveries.
-    async fn claim(&self, now: Ts, limit: usize, per_target: usize) -> Vec<Claimed> {
+    async fn claim_due(&self, now: Ts, limit: usize, per_target: usize) -> Vec<Claimed> {
         let res = store::claim(
             &self.db,
             self.owner,
@@ -393,174 +380,107 @@ pub async fn fan_out_all(db: &Db) -> usize {
     }
 }
 
+impl Setup {
+    fn limits(&self) -> Limits {
+        Limits {
+            concurrency: self.config.concurrency,
+            per_group: self.config.concurrency_per_target,
+            drain_batch: 10_000,
+            grace: SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// Webhook deliveries as an outbox: fan-out before each claim, grouped by subscription.
+impl Outbox for Sender {
+    type Item = (Claimed, Option<Arc<Subscription>>);
+
+    const NAME: &'static str = "webhook";
+
+    fn wake(&self) -> &'static tokio::sync::Notify {
+        &OUTBOX_WAKE
+    }
+
+    fn channel(&self) -> &'static str {
+        OUTBOX_CHANNEL
+    }
+
+    fn id(item: &Self::Item) -> Uuid {
+        item.0.id
+    }
+
+    fn group(item: &Self::Item) -> Option<Uuid> {
+        Some(item.0.subscription_id)
+    }
+
+    async fn start(&self) {
+        if self.db.backend() == Backend::Sqlite {
+            // One node: leases left by a previous process are void.
+            if let Err(e) = store::release_all(&self.db).await {
+                tracing::warn!(error = ?e, "releasing stale webhook leases failed");
+            }
+        }
+    }
+
+    async fn prepare(&self) {
+        fan_out_all(&self.db).await;
+    }
+
+    async fn claim(&self, now: Ts, limit: usize, per_group: usize) -> Vec<Self::Item> {
+        let claimed = self.claim_due(now, limit, per_group).await;
+        if claimed.is_empty() {
+            return Vec::new();
+        }
+        let Some(subs) = self.targets(&claimed).await else {
+            return Vec::new();
+        };
+        claimed
+            .into_iter()
+            .map(|d| {
+                let sub = subs.get(&d.subscription_id).cloned();
+                (d, sub)
+            })
+            .collect()
+    }
+
+    async fn deliver(&self, (d, sub): Self::Item, clock: Clock) {
+        self.process(d, sub, clock).await
+    }
+
+    async fn release(&self, ids: &[Uuid]) {
+        if let Err(e) = store::release(&self.db, self.owner, ids).await {
+            tracing::warn!(error = ?e, "releasing webhook leases failed");
+        }
+    }
+
+    async fn next_due(&self) -> Option<Ts> {
+        store::next_due(&self.db).await.ok().flatten()
+    }
+}
+
 /// Runs fan-out and every due attempt until nothing is due at `clock`; returns the number
 /// of attempts made. For tests and tools: deterministic, no background task involved.
 pub async fn drain_with(setup: impl Into<Setup>, clock: Clock) -> usize {
     let setup = setup.into();
-    let sender = match Sender::new(&setup) {
-        Ok(s) => Arc::new(s),
+    match Sender::new(&setup) {
+        Ok(s) => outbox::drain(Arc::new(s), setup.limits(), clock).await,
         Err(e) => {
             tracing::warn!(error = ?e, "webhook client could not be built");
-            return 0;
+            0
         }
-    };
-    let mut attempts = 0;
-    loop {
-        fan_out_all(&setup.db).await;
-        let claimed = sender.claim(clock.now(), 10_000, usize::MAX >> 1).await;
-        if claimed.is_empty() {
-            return attempts;
-        }
-        attempts += claimed.len();
-        let Some(subs) = sender.targets(&claimed).await else {
-            return attempts;
-        };
-        let mut set = JoinSet::new();
-        for d in claimed {
-            let s = sender.clone();
-            let sub = subs.get(&d.subscription_id).cloned();
-            set.spawn(async move { s.process(d, sub, clock).await });
-        }
-        while set.join_next().await.is_some() {}
     }
 }
 
 /// [`drain_with`] on the real clock.
 pub async fn drain(setup: impl Into<Setup>) -> usize {
-    drain_with(setup, Clock::Real).await
+    drain_with(setup, Clock::system()).await
 }
 
 /// The delivery worker: runs until `stop`, then hands unfinished attempts back.
-pub async fn run(setup: impl Into<Setup>, mut stop: watch::Receiver<bool>) {
+pub async fn run(setup: impl Into<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.into();
-    let sender = match Sender::new(&setup) {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            tracing::error!(error = ?e, "webhook worker could not start");
-            return;
-        }
-    };
-    let db = setup.db.clone();
-    if db.backend() == Backend::Sqlite {
-        // One node: leases left by a previous process are void.
-        if let Err(e) = store::release_all(&db).await {
-            tracing::warn!(error = ?e, "releasing stale webhook leases failed");
-        }
-    }
-    let listener = (db.backend() == Backend::Postgres)
-        .then(|| tokio::spawn(events::forward_notifications(db.clone(), stop.clone())));
-    let concurrency = setup.config.concurrency;
-    let per_target = setup.config.concurrency_per_target;
-    let freed = Arc::new(tokio::sync::Notify::new());
-    // Deliveries in flight, by id, with their subscription.
-    let in_flight: Arc<Mutex<HashMap<Uuid, Uuid>>> = Arc::default();
-    // Claim in batches of at least this many free slots (unless idle), so that each
-    // finished attempt does not cost a claim of its own.
-    let batch_min = (concurrency / 8).clamp(1, 8);
-    let mut tasks = JoinSet::new();
-    // Whether events may be waiting for fan-out (at start, on a wake-up, on a poll).
-    let mut outbox = true;
-    let mut last_fan_out = Instant::now();
-    loop {
-        let woken = OUTBOX_WAKE.notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        if *stop.borrow() {
-            break;
-        }
-        while tasks.try_join_next().is_some() {}
-        if std::mem::take(&mut outbox) || last_fan_out.elapsed() >= POLL {
-            last_fan_out = Instant::now();
-            fan_out_all(&db).await;
-        }
-        let free = concurrency.saturating_sub(tasks.len());
-        let mut claimed_n = 0;
-        if free >= batch_min || tasks.is_empty() {
-            let claimed = sender.claim(Ts::now(), free, per_target).await;
-            claimed_n = claimed.len();
-            let mut excess = Vec::new();
-            let subs = if claimed.is_empty() {
-                Some(HashMap::new())
-            } else {
-                sender.targets(&claimed).await
-            };
-            if let Some(subs) = subs {
-                let mut map = in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                for d in claimed {
-                    let busy = map.values().filter(|s| **s == d.subscription_id).count();
-                    if busy >= per_target {
-                        excess.push(d.id);
-                        continue;
-                    }
-                    map.insert(d.id, d.subscription_id);
-                    let (s, f, m) = (sender.clone(), freed.clone(), in_flight.clone());
-                    let sub = subs.get(&d.subscription_id).cloned();
-                    tasks.spawn(async move {
-                        let id = d.id;
-                        s.process(d, sub, Clock::Real).await;
-                        m.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-                        f.notify_one();
-                    });
-                }
-            } else {
-                claimed_n = 0;
-            }
-            if !excess.is_empty() {
-                let _ = store::release(&db, sender.owner, &excess).await;
-            }
-        }
-        let wait = if claimed_n > 0 && claimed_n == free {
-            // A full batch: there may be more due right away.
-            Duration::ZERO
-        } else if !tasks.is_empty() {
-            // A finishing attempt wakes the loop; poll as the fallback for retries.
-            POLL
-        } else {
-            match store::next_due(&db).await {
-                Ok(Some(at)) if at > Ts::now() => {
-                    Duration::from_micros((at.micros() - Ts::now().micros()).max(0) as u64)
-                        .min(POLL)
-                }
-                _ => POLL,
-            }
-        };
-        if wait.is_zero() && tasks.len() < concurrency {
-            continue;
-        }
-        tokio::select! {
-            _ = &mut woken => outbox = true,
-            _ = freed.notified() => {}
-            _ = tokio::time::sleep(wait) => {}
-            _ = stop.changed() => {}
-        }
-    }
-    // Shutdown: give attempts in flight a moment, then hand the rest back.
-    let grace = tokio::time::sleep(Duration::from_secs(2));
-    tokio::pin!(grace);
-    loop {
-        tokio::select! {
-            next = tasks.join_next() => if next.is_none() { break },
-            _ = &mut grace => break,
-        }
-    }
-    tasks.abort_all();
-    while tasks.join_next().await.is_some() {}
-    let unfinished: Vec<Uuid> = in_flight
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .keys()
-        .copied()
-        .collect();
-    if !unfinished.is_empty() {
-        tracing::info!(
-            count = unfinished.len(),
-            "handing unfinished webhook attempts back"
-        );
-        if let Err(e) = store::release(&db, sender.owner, &unfinished).await {
-            tracing::warn!(error = ?e, "releasing webhook leases failed");
-        }
-    }
-    if let Some(l) = listener {
-        let _ = l.await;
+    match Sender::new(&setup) {
+        Ok(s) => outbox::run(Arc::new(s), setup.limits(), setup.db.pg().cloned(), stop).await,
+        Err(e) => tracing::error!(error = ?e, "webhook worker could not start"),
     }
 }

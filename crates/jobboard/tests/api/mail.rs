@@ -9,9 +9,10 @@ use jobboard_store::{Ts, events};
 
 use jobboard::{
     config::Config,
-    mail::{self, Clock, drain, drain_with},
+    mail::{self, drain, drain_with},
     server::App,
 };
+use jobboard_core::Clock;
 use uuid::Uuid;
 
 use crate::{
@@ -170,7 +171,7 @@ async fn committed_mail_arrives_once_with_every_part(b: Backend) {
     assert!(sent.sent_at.is_some() && sent.next_attempt_at.is_none());
     // Sent once: nothing is due any more, now or later.
     assert_eq!(drain(&t.app).await, 0);
-    assert_eq!(drain_with(&t.app, Clock::At(in_seconds(86_400))).await, 0);
+    assert_eq!(drain_with(&t.app, Clock::at(in_seconds(86_400))).await, 0);
     assert_eq!(sink.received().len(), 1);
     assert_eq!(metric(&t, "jobboard_mail_queued").await, 0.0);
     assert_eq!(metric(&t, "jobboard_mail_failed").await, 0.0);
@@ -194,7 +195,7 @@ async fn rolled_back_mail_is_never_sent(b: Backend) {
             .unwrap()
             .is_empty()
     );
-    assert_eq!(drain_with(&t.app, Clock::At(in_seconds(86_400))).await, 0);
+    assert_eq!(drain_with(&t.app, Clock::at(in_seconds(86_400))).await, 0);
     assert!(sink.received().is_empty());
     assert_eq!(sink.rcpt_attempts("ada@example.com"), 0);
     assert_eq!(metric(&t, "jobboard_mail_queued").await, 0.0);
@@ -259,10 +260,10 @@ async fn temporary_refusals_are_retried_on_schedule(b: Backend) {
     assert!(stored(&t, bob).await.last_error.unwrap().contains("452"));
     // Not due before its time.
     assert_eq!(drain(&t.app).await, 0);
-    assert_eq!(drain_with(&t.app, Clock::At(in_seconds(50))).await, 0);
+    assert_eq!(drain_with(&t.app, Clock::at(in_seconds(50))).await, 0);
     // The second attempt, a minute later, is refused again; the next waits five minutes.
     let second = in_seconds(70);
-    assert_eq!(drain_with(&t.app, Clock::At(second)).await, 2);
+    assert_eq!(drain_with(&t.app, Clock::at(second)).await, 2);
     let m = stored(&t, ada).await;
     assert_eq!((m.status, m.attempts), (Status::Queued, 2));
     let due = m.next_attempt_at.unwrap().micros() - second.micros();
@@ -272,7 +273,7 @@ async fn temporary_refusals_are_retried_on_schedule(b: Backend) {
     );
     assert!(sink.received().is_empty());
     // The third attempt gets through for Ada; Bob's retries are exhausted.
-    assert_eq!(drain_with(&t.app, Clock::At(in_seconds(500))).await, 2);
+    assert_eq!(drain_with(&t.app, Clock::at(in_seconds(500))).await, 2);
     let got = sink.received();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].to, ["ada@example.com"]);
@@ -286,7 +287,7 @@ async fn temporary_refusals_are_retried_on_schedule(b: Backend) {
     let m = stored(&t, bob).await;
     assert_eq!((m.status, m.attempts), (Status::Failed, 3));
     assert!(m.last_error.unwrap().contains("452"));
-    assert_eq!(drain_with(&t.app, Clock::At(in_seconds(86_400))).await, 0);
+    assert_eq!(drain_with(&t.app, Clock::at(in_seconds(86_400))).await, 0);
     assert_eq!(metric(&t, "jobboard_mail_queued").await, 0.0);
     assert_eq!(metric(&t, "jobboard_mail_failed").await, 1.0);
 }
@@ -320,7 +321,7 @@ async fn unreachable_server_is_retried_and_queued_mail_waits(b: Backend) {
     config.mail = with_smtp(&config.mail, &sink.url(), vec![Duration::from_secs(60)]);
     let node = App::start(config).await.unwrap();
     assert_eq!(drain(&node).await, 0);
-    assert_eq!(drain_with(&node, Clock::At(in_seconds(120))).await, 1);
+    assert_eq!(drain_with(&node, Clock::at(in_seconds(120))).await, 1);
     assert_eq!(sink.received().len(), 1);
     let m = stored(&t, id).await;
     assert_eq!((m.status, m.attempts), (Status::Sent, 2));
@@ -349,7 +350,7 @@ async fn permanent_refusals_fail_without_retry(b: Backend) {
     }
     assert_eq!(stored(&t, fine).await.status, Status::Sent);
     // Never tried again.
-    assert_eq!(drain_with(&t.app, Clock::At(in_seconds(86_400))).await, 0);
+    assert_eq!(drain_with(&t.app, Clock::at(in_seconds(86_400))).await, 0);
     assert_eq!(sink.rcpt_attempts("gone@example.com"), 1);
     assert_eq!(sink.rcpt_attempts("spam@example.com"), 1);
     let got = sink.received();

@@ -6,9 +6,10 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 
 use jobboard::{
     config::Config,
-    mail::{self, Clock, drain, drain_with},
+    mail::{self, drain, drain_with},
     server::{self, App},
 };
+use jobboard_core::Clock;
 use jobboard_domain::mail::{Status, enqueue, store};
 
 use crate::{
@@ -75,7 +76,7 @@ async fn abrupt_stop_loses_no_mail(b: Backend) {
     let mut config = Config::with_database(&t.database_url);
     config.mail = with_smtp(&config.mail, &sink.url(), vec![Duration::from_secs(60)]);
     let app = App::start(config).await.unwrap();
-    assert_eq!(drain_with(&app, Clock::At(in_seconds(3600))).await, N);
+    assert_eq!(drain_with(&app, Clock::at(in_seconds(3600))).await, N);
     let got = sink.received();
     assert_eq!(got.len(), N);
     let mut expected = HashSet::new();

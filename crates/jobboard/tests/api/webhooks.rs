@@ -7,7 +7,8 @@ use jobboard_store::{Ts, events};
 
 use jobboard_domain::webhooks::{self as store, EventName, TargetType};
 
-use jobboard::webhooks::{Clock, drain, drain_with};
+use jobboard::webhooks::{drain, drain_with};
+use jobboard_core::Clock;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -548,7 +549,7 @@ async fn retries_follow_the_schedule(b: Backend) {
     assert_eq!(drain(&t.app).await, 0);
     // Due at the scheduled time: second attempt, then the second delay (2 s).
     let at = next.plus(chrono::Duration::milliseconds(1));
-    assert_eq!(drain_with(&t.app, Clock::At(at)).await, 1);
+    assert_eq!(drain_with(&t.app, Clock::at(at)).await, 1);
     let d = &deliveries(&t, &sub).await[0];
     assert_eq!(d["attempts"], 2);
     let next2 = Ts::parse(d["next_attempt_at"].as_str().unwrap()).unwrap();
@@ -556,13 +557,13 @@ async fn retries_follow_the_schedule(b: Backend) {
     assert!((1_800_000..=2_200_000).contains(&wait), "waited {wait} us");
     // The schedule is exhausted after the third attempt.
     let at = next2.plus(chrono::Duration::milliseconds(1));
-    assert_eq!(drain_with(&t.app, Clock::At(at)).await, 1);
+    assert_eq!(drain_with(&t.app, Clock::at(at)).await, 1);
     let d = &deliveries(&t, &sub).await[0];
     assert_eq!(d["status"], "failed");
     assert_eq!(d["attempts"], 3);
     assert_eq!(d["next_attempt_at"], Value::Null);
     assert_eq!(
-        drain_with(&t.app, Clock::At(at.plus(chrono::Duration::hours(1)))).await,
+        drain_with(&t.app, Clock::at(at.plus(chrono::Duration::hours(1)))).await,
         0
     );
     // Every attempt carried the same delivery id.
@@ -609,7 +610,7 @@ async fn retry_after_is_respected(b: Backend) {
         },
     );
     let at = next.plus(chrono::Duration::milliseconds(1));
-    drain_with(&t.app, Clock::At(at)).await;
+    drain_with(&t.app, Clock::at(at)).await;
     let d = &deliveries(&t, &sub).await[0];
     let next = Ts::parse(d["next_attempt_at"].as_str().unwrap()).unwrap();
     let wait = next.micros() - at.micros();
@@ -669,7 +670,7 @@ async fn failure_streak_disables_the_subscription(b: Backend) {
     rx.status("/down", 500);
     let sub = subscribe(&t, "*", "webhook", &rx.url("/down"), None).await;
     let t0 = Ts::now();
-    let at = |secs: i64| Clock::At(t0.plus(chrono::Duration::seconds(secs)));
+    let at = |secs: i64| Clock::at(t0.plus(chrono::Duration::seconds(secs)));
     emit(&t, "job.created", json!({})).await;
     drain_with(&t.app, at(0)).await;
     drain_with(&t.app, at(5)).await;
@@ -887,7 +888,7 @@ async fn delete_discards_pending_deliveries(b: Backend) {
     let m = t.metrics().await;
     assert!(m.text.contains("jobboard_webhook_deliveries_pending 0"));
     let far = Ts::now().plus(chrono::Duration::hours(1));
-    assert_eq!(drain_with(&t.app, Clock::At(far)).await, 0);
+    assert_eq!(drain_with(&t.app, Clock::at(far)).await, 0);
     assert_eq!(rx.hits("/down").len(), 2);
 }
 
