@@ -27,6 +27,7 @@ mod hardening;
 mod hardening_input;
 mod jobs;
 mod jobs_apply_method;
+mod layers;
 mod mail;
 mod mail_nodes;
 mod members;
