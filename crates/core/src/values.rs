@@ -271,7 +271,8 @@ macro_rules! text_enum {
     };
 }
 
-/// The description of a schema from its doc comment's lines (`None` when empty).
+/// Joins the lines of a doc comment the way rustdoc shows them (`None` when empty): the
+/// description of a schema.
 pub fn doc_text(lines: &[&str]) -> Option<String> {
     let text = lines
         .iter()

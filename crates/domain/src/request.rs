@@ -42,16 +42,7 @@ use super::{
     kind::{Kind, Refs},
 };
 
-/// Joins the lines of a doc comment the way rustdoc shows them.
-pub fn doc_text(lines: &[&str]) -> Option<String> {
-    let text = lines
-        .iter()
-        .map(|l| l.strip_prefix(' ').unwrap_or(l))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_string())
-}
+pub use jobboard_core::values::doc_text;
 
 /// `schema` accepting `null` as well.
 pub fn nullable(schema: RefOr<Schema>) -> RefOr<Schema> {
