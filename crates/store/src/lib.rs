@@ -10,6 +10,7 @@ pub mod coalesce;
 mod error;
 pub mod events;
 mod migrate;
+pub mod outbox;
 pub mod ratelimit;
 pub mod secrets;
 

@@ -301,18 +301,15 @@ pub async fn record_failure(
     })
 }
 
+/// The mail outbox, as the shared outbox statements name it.
+const OUTBOX: crate::db::outbox::Table = crate::db::outbox::Table {
+    name: "mail_outbox",
+    waiting: "queued",
+};
+
 /// Hands the leases of `owner` on these mails back (unfinished at shutdown).
 pub async fn release(db: &Db, owner: Uuid, ids: &[Uuid]) -> DbResult<()> {
-    for id in ids {
-        dispatch!(db.writer(), p => {
-            sqlx::query("UPDATE mail_outbox SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2")
-                .bind(id)
-                .bind(owner)
-                .execute(p)
-                .await?;
-        });
-    }
-    Ok(())
+    crate::db::outbox::release(db, OUTBOX, owner, ids).await
 }
 
 /// Mails waiting for a hand-over, and mails failed for good (the queue depth). Each count
@@ -330,7 +327,5 @@ pub async fn counts(db: &Db) -> DbResult<(i64, i64)> {
 
 /// When the earliest queued mail is due, if any.
 pub async fn next_due(db: &Db) -> DbResult<Option<Ts>> {
-    dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT MIN(next_attempt_at) FROM mail_outbox WHERE status = 'queued'").fetch_one(p).await.map_err(crate::db::StoreError::from)
-    })
+    crate::db::outbox::next_due(db, OUTBOX).await
 }

@@ -167,16 +167,7 @@ pub async fn claim(
 
 /// Hands the leases of `owner` on these deliveries back.
 pub async fn release(db: &Db, owner: Uuid, ids: &[Uuid]) -> DbResult<()> {
-    for id in ids {
-        dispatch!(db.writer(), p => {
-            sqlx::query("UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2")
-                .bind(id)
-                .bind(owner)
-                .execute(p)
-                .await?;
-        });
-    }
-    Ok(())
+    crate::db::outbox::release(db, super::OUTBOX, owner, ids).await
 }
 
 /// Drops every lease (at start-up of a single-node SQLite service, whose previous process

@@ -377,7 +377,5 @@ pub async fn pending_count(db: &Db) -> DbResult<i64> {
 
 /// When the earliest pending delivery is due, if any.
 pub async fn next_due(db: &Db) -> DbResult<Option<Ts>> {
-    dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").fetch_one(p).await.map_err(StoreError::from)
-    })
+    crate::db::outbox::next_due(db, super::OUTBOX).await
 }

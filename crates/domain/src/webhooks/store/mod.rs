@@ -11,6 +11,12 @@ pub mod claims;
 pub mod deliveries;
 pub mod subscriptions;
 
+/// The deliveries table, as the shared outbox statements name it.
+const OUTBOX: crate::db::outbox::Table = crate::db::outbox::Table {
+    name: "webhook_deliveries",
+    waiting: "pending",
+};
+
 /// The columns of [`super::model::Subscription`].
 const SUB_COLS: &str = "id, org_id, event, target_type, target_url, secret, previous_secret, previous_secret_until, is_enabled, failing_since, created_at, updated_at";
 
