@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 use super::{
     input::QueryInput,
-    kind::{Check, Integer, integer_text, parse_uuid},
+    kind::{Check, Int, Integer, Kind, integer_text, parse_uuid},
     request::doc_text,
     values::TextEnum,
 };
@@ -56,13 +56,9 @@ impl<const MIN: i64, const MAX: i64> QueryKind for QInt<MIN, MAX> {
             Integer::Not => Err(("invalid_type", "Must be an integer.".into())),
         }
     }
+    /// The same schema as the body's integers of that range.
     fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
-            .minimum(Some(MIN))
-            .maximum(Some(MAX))
-            .into()
+        <Int<MIN, MAX> as Kind>::schema()
     }
 }
 
