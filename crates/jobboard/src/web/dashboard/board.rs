@@ -9,16 +9,12 @@
 use std::collections::HashMap;
 
 use askama::Template;
-use axum::{
-    extract::{RawQuery, State},
-    http::StatusCode,
-    response::Response,
-};
+use axum::{extract::State, http::StatusCode, response::Response};
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{FieldView, Problem, fill, messages_of, values_of},
-    params, render, render_status,
+    render, render_status,
     session::see_other,
 };
 use crate::{
@@ -149,11 +145,10 @@ fn page(
 pub async fn page_get(
     staff: Staff,
     State(app): State<AppState>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
     let org = orgs::get(&app.db, staff.org_id()).await?;
     let claim = domains::pending(&app.db, org.id).await?;
-    let notice = params(q.as_deref()).get("notice").cloned();
     render(&page(
         &staff,
         &values_of_org(&org, claim.as_ref()),

@@ -5,7 +5,7 @@
 
 use askama::Template;
 use axum::{
-    extract::{Path, RawQuery, State},
+    extract::{Path, State},
     http::StatusCode,
     response::Response,
 };
@@ -13,9 +13,9 @@ use jobboard_domain::cms::Purge as _;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{Choice, FieldView, Problem, fill, values_of},
-    params, render, render_status,
+    render, render_status,
     session::see_other,
 };
 use crate::{
@@ -54,9 +54,8 @@ struct CollectionsPage {
 pub async fn list(
     staff: Staff,
     State(app): State<AppState>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
-    let notice = params(q.as_deref()).get("notice").cloned();
     let rows = cms::list_collections(&app.db, staff.org_id())
         .await?
         .into_iter()

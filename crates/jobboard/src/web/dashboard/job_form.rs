@@ -6,15 +6,15 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::{
-    extract::{Path, RawQuery, State},
+    extract::{Path, State},
     http::StatusCode,
     response::Response,
 };
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{Choice, FieldView, Problem, fill, messages_of, values_of},
-    params, path_id, render, render_status,
+    path_id, render, render_status,
     session::see_other,
 };
 use crate::{
@@ -298,11 +298,10 @@ pub async fn edit_form(
     staff: Staff,
     State(app): State<AppState>,
     Path(raw): Path<String>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
     let id = path_id(&raw)?;
     let job = jobs::get(&app.db, staff.org_id(), id).await?;
-    let notice = params(q.as_deref()).get("notice").cloned();
     let p = page(
         &app,
         &staff,

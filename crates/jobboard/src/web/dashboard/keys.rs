@@ -7,15 +7,15 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::{
-    extract::{Path, RawQuery, State},
+    extract::{Path, State},
     http::StatusCode,
     response::Response,
 };
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{FieldView, Problem, fill, messages_of, values_of},
-    params, path_id, render, render_status,
+    path_id, render, render_status,
     session::see_other,
     when,
 };
@@ -158,9 +158,8 @@ async fn page(
 pub async fn page_get(
     staff: Staff,
     State(app): State<AppState>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
-    let notice = params(q.as_deref()).get("notice").cloned();
     render(
         &page(
             &app,

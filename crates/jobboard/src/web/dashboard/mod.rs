@@ -411,6 +411,21 @@ pub fn params(raw: Option<&str>) -> std::collections::HashMap<String, String> {
     m
 }
 
+/// The `notice` parameter of a page's address: what a form that succeeded names when it
+/// sends the staff member back to the page.
+pub struct Notice(pub Option<String>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Notice {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Notice(params(parts.uri.query()).remove("notice")))
+    }
+}
+
 /// A page id from the path: a UUID, or the page is not found.
 pub fn path_id(raw: &str) -> Result<uuid::Uuid, PageError> {
     uuid::Uuid::parse_str(raw).map_err(|_| PageError::not_found())

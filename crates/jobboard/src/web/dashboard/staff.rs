@@ -6,16 +6,16 @@ use std::collections::HashMap;
 
 use askama::Template;
 use axum::{
-    extract::{Path, RawQuery, State},
+    extract::{Path, State},
     http::StatusCode,
     response::Response,
 };
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{FieldView, Problem, fill, messages_of, values_of},
     login::{wait_for, with_retry_after},
-    params, path_id, render, render_status,
+    path_id, render, render_status,
     session::{ClientAddr, see_other},
     when,
 };
@@ -101,9 +101,8 @@ async fn page(
 pub async fn page_get(
     staff: Staff,
     State(app): State<AppState>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
-    let notice = params(q.as_deref()).get("notice").cloned();
     render(
         &page(
             &app,
@@ -192,8 +191,7 @@ fn password_page(staff: &Staff, messages: &FieldMessages, notice: Option<&str>) 
 }
 
 /// `GET /dashboard/settings/password`
-pub async fn password_get(staff: Staff, RawQuery(q): RawQuery) -> Result<Response, PageError> {
-    let notice = params(q.as_deref()).get("notice").cloned();
+pub async fn password_get(staff: Staff, Notice(notice): Notice) -> Result<Response, PageError> {
     render(&password_page(
         &staff,
         &FieldMessages::default(),

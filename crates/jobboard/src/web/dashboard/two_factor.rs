@@ -7,17 +7,13 @@
 use std::collections::HashMap;
 
 use askama::Template;
-use axum::{
-    extract::{RawQuery, State},
-    http::StatusCode,
-    response::Response,
-};
+use axum::{extract::State, http::StatusCode, response::Response};
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{FieldView, Problem, fill},
     login::{wait_for, with_retry_after},
-    params, render, render_status,
+    render, render_status,
     session::{ClientAddr, see_other},
 };
 use crate::{
@@ -90,9 +86,8 @@ async fn status_page(
 pub async fn page_get(
     staff: Staff,
     State(app): State<AppState>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
-    let notice = params(q.as_deref()).get("notice").cloned();
     render(&status_page(&app, &staff, &FieldMessages::default(), notice.as_deref()).await?)
 }
 

@@ -5,15 +5,15 @@
 
 use askama::Template;
 use axum::{
-    extract::{Path, RawQuery, State},
+    extract::{Path, State},
     http::StatusCode,
     response::Response,
 };
 
 use super::{
-    Nav, Posted, Staff, chrome,
+    Nav, Notice, Posted, Staff, chrome,
     fields::{Choice, FieldView, Problem, fill, messages_of, values_of},
-    params, path_id, render, render_status,
+    path_id, render, render_status,
     session::see_other,
     when,
 };
@@ -126,9 +126,8 @@ async fn list_page(
 pub async fn list(
     staff: Staff,
     State(app): State<AppState>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
-    let notice = params(q.as_deref()).get("notice").cloned();
     render(
         &list_page(
             &app,
@@ -224,13 +223,12 @@ pub async fn show(
     staff: Staff,
     State(app): State<AppState>,
     Path(raw): Path<String>,
-    RawQuery(q): RawQuery,
+    Notice(notice): Notice,
 ) -> Result<Response, PageError> {
     let id = path_id(&raw)?;
     let org = staff.org_id();
     let sub = webhooks::get(&app.db, org, id).await?;
     let log = webhooks::list_deliveries(&app.db, org, id, LOG_SIZE).await?;
-    let notice = params(q.as_deref()).get("notice").cloned();
     render(&WebhookPage {
         chrome: chrome(&format!("Webhook {}", sub.target_url)),
         nav: Nav::new(&staff, "webhooks").notice(notice.as_deref()),
