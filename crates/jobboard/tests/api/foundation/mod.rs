@@ -1,0 +1,6 @@
+//! Authentication, tenancy, errors, rate limits, operations, API description, CLI.
+
+mod cli;
+mod limits;
+mod operations;
+mod requests;
