@@ -34,6 +34,7 @@ mod members;
 mod members_access;
 mod members_cancel;
 mod members_read;
+mod migrations;
 mod plans;
 mod public_forms;
 mod search_equivalence;
