@@ -190,9 +190,73 @@ fn decode_entities(s: &str) -> String {
     out
 }
 
+/// The elements the sanitiser keeps.
+static KEPT: LazyLock<std::collections::HashSet<&'static str>> =
+    LazyLock::new(|| ammonia::Builder::default().clone_tags());
+
+/// True when `text` holds a tag of an element the sanitiser keeps (`<p>`, `</li>`,
+/// `<a href=...>`): it was written as HTML.
+fn is_markup(text: &str) -> bool {
+    text.match_indices('<').any(|(i, _)| {
+        let rest = text[i + 1..].trim_start_matches('/');
+        let name = rest
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let after = rest[name.len()..].chars().next();
+        KEPT.contains(name.as_str()) && matches!(after, Some('>' | '/' | ' ' | '\t' | '\n' | '\r'))
+    })
+}
+
+/// Long text as a form's prose field takes it: HTML when it is written with the tags
+/// the sanitiser keeps (sanitised later, by the operation), else plain text whose blank
+/// lines separate paragraphs and whose line breaks are kept (`a < b` and `<soon>` stay
+/// text).
+pub fn from_prose(text: &str) -> String {
+    if is_markup(text) {
+        return text.to_string();
+    }
+    let text = text
+        .replace("\r\n", "\n")
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let mut out = String::new();
+    for para in text.split("\n\n") {
+        let lines: Vec<&str> = para
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !lines.is_empty() {
+            out.push_str("<p>");
+            out.push_str(&lines.join("<br>"));
+            out.push_str("</p>");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_text_becomes_paragraphs() {
+        assert_eq!(
+            from_prose("We build R&D tools.\nRemote.\r\n\r\nApply now"),
+            "<p>We build R&amp;D tools.<br>Remote.</p><p>Apply now</p>"
+        );
+        assert_eq!(from_prose("<p>Hi</p>"), "<p>Hi</p>");
+        assert_eq!(from_prose("Hi<BR/>there"), "Hi<BR/>there");
+        assert_eq!(
+            from_prose("<div><span>kept</span></div>"),
+            "<div><span>kept</span></div>"
+        );
+        assert_eq!(from_prose("a < b, <soon>"), "<p>a &lt; b, &lt;soon&gt;</p>");
+        assert_eq!(from_prose("  \n "), "");
+    }
 
     #[test]
     fn descriptions_are_sanitised_and_stripped() {

@@ -14,6 +14,7 @@ pub mod categories;
 pub mod cms;
 pub mod error;
 pub mod events;
+pub mod form;
 pub mod html;
 pub mod input;
 pub mod integer;

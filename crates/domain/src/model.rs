@@ -11,6 +11,9 @@
 //! names its class and [`Kind`](super::kind::Kind): `required` (must be sent on create,
 //! never `null`), `flag` (has a default, never `null`) or `optional` (`null` clears it).
 //!
+//! A `write` column may end with `=> Field::...`: how it appears on forms
+//! ([`crate::form`]); every form of the resource is derived from those lines.
+//!
 //! Adding an optional column to such a model is one `write` line (and a migration per
 //! backend): everything above follows from it.
 
@@ -60,6 +63,33 @@ macro_rules! model_apply {
     };
 }
 
+/// Adds a column's form field, when its line describes one.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! model_form {
+    ($f:ident, $class:ident, [$form:expr]) => {
+        Some(($form).named(stringify!($f), $crate::model_class!($class)))
+    };
+    ($f:ident, $class:ident, []) => {
+        None::<$crate::form::Field>
+    };
+}
+
+/// The form class of a `write` column.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! model_class {
+    (required) => {
+        $crate::form::Class::Required
+    };
+    (flag) => {
+        $crate::form::Class::Flag
+    };
+    (optional) => {
+        $crate::form::Class::Optional
+    };
+}
+
 /// Defines a stored row; see the module documentation.
 #[macro_export]
 macro_rules! model {
@@ -81,13 +111,13 @@ macro_rules! model {
 
     // A `write` column.
     (@munch $head:tt [$($all:tt)*] [$($ins:tt)*] [$($upd:tt)*] [$($w:tt)*] [$($cmp:tt)*]
-        $(#[doc = $fd:literal])* write $f:ident : $t:ty = $class:ident $kind:ty, $($rest:tt)*
+        $(#[doc = $fd:literal])* write $f:ident : $t:ty = $class:ident $kind:ty $(=> $form:expr)?, $($rest:tt)*
     ) => {
         $crate::model!(@munch $head
             [$($all)* { [$($fd)*] $f $t }]
             [$($ins)* $f]
             [$($upd)* $f]
-            [$($w)* { [$($fd)*] $f $class $kind }]
+            [$($w)* { [$($fd)*] $f $class $kind [$($form)?] }]
             [$($cmp)* $f]
             $($rest)*
         );
@@ -135,7 +165,7 @@ macro_rules! model {
         [$({ [$($fd:literal)*] $f:ident $t:ty })*]
         [$($ins:ident)*]
         [$($upd:ident)*]
-        [$({ [$($wd:literal)*] $wf:ident $class:ident $kind:ty })*]
+        [$({ [$($wd:literal)*] $wf:ident $class:ident $kind:ty [$($form:expr)?] })*]
         [$($cmp:ident)*]
     ) => {
         $(#[doc = $doc])*
@@ -176,6 +206,23 @@ macro_rules! model {
                 $( $t: sqlx::Encode<'q, DB> + sqlx::Type<DB> + 'q, )*
             {
                 q $( .bind(self.$upd.clone()) )*
+            }
+
+            /// The client-writable fields, in order.
+            pub const WRITTEN: &'static [&'static str] = &[$(stringify!($wf)),*];
+
+            /// The form fields of the client-writable columns, in order: each column's
+            /// `=> Field` description, named. A column without one is on no form.
+            pub fn form_fields() -> Vec<$crate::form::Field> {
+                [$( $crate::model_form!($wf, $class, [$($form)?]) ),*]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+
+            /// What a form shows of each client-writable column, to edit this row.
+            pub fn form_values(&self) -> Vec<(&'static str, String)> {
+                vec![$( (stringify!($wf), $crate::form::FormText::form_text(&self.$wf)) ),*]
             }
 
             /// The names of the client-writable fields whose values differ in `other`.

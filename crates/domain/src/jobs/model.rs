@@ -7,6 +7,8 @@ use uuid::Uuid;
 
 use crate::{
     Ts,
+    form::{Field, Group, Labelled},
+    form_text_enum,
     kind::{Amount, Email, Enum, Flag, Id, Instant, Line, Link, Text, Trimmed, UpperCurrency},
     model, text_enum,
 };
@@ -60,49 +62,168 @@ model! {
     patch JobPatch;
     {
         key id: Uuid,
-        write title: String = required Trimmed<1, 255>,
+        write title: String = required Trimmed<1, 255>
+            => Field::line("Job title").ld("title"),
         /// HTML; sanitised with an allow-list (scripts, event handlers and `javascript:`
         /// URLs are removed) and stored sanitised.
-        write description: String = required Text<1, 100000>,
+        write description: String = required Text<1, 100000>
+            => Field::prose("Description")
+                .hint("Plain text: leave a blank line between paragraphs. Simple HTML (paragraphs, lists, bold, links) works too.")
+                .ld("description"),
         /// The description with its tags stripped (what search matches).
         derived description_text: String,
-        write company_name: String = required Trimmed<1, 255>,
+        write company_name: String = required Trimmed<1, 255>
+            => Field::line("Company name")
+                .group(Group::Company)
+                .autocomplete("organization")
+                .ld("hiringOrganization.name"),
         /// Made from the title and company name, unique in the organization.
         fixed slug: String,
-        write job_type: Option<JobType> = optional Enum<JobType>,
+        write job_type: Option<JobType> = optional Enum<JobType>
+            => Field::choice::<JobType>("Job type").ld("employmentType"),
         /// Where the job is; a blank value counts as none.
-        write location: Option<String> = optional Line<255>,
+        write location: Option<String> = optional Line<255>
+            => Field::line("Location")
+                .hint("City, region or country.")
+                .ld("jobLocation.address.addressLocality"),
         /// Only candidates from `location` may apply. Default false.
-        write location_restricted: bool = flag Flag,
+        write location_restricted: bool = flag Flag
+            => Field::checkbox("Only candidates from this location may apply")
+                .ld("applicantLocationRequirements.name"),
         /// Default false.
-        write is_remote: bool = flag Flag,
+        write is_remote: bool = flag Flag
+            => Field::checkbox("Remote work is possible").ld("jobLocationType"),
         /// Default false.
-        write is_highlighted: bool = flag Flag,
+        write is_highlighted: bool = flag Flag
+            => Field::checkbox("Highlighted on the board")
+                .group(Group::Listing)
+                .staff_only()
+                .no_ld(),
         /// Default false. Sticky jobs are listed first.
-        write is_sticky: bool = flag Flag,
+        write is_sticky: bool = flag Flag
+            => Field::checkbox("Sticky (listed first)")
+                .group(Group::Listing)
+                .staff_only()
+                .no_ld(),
+        write how_to_apply_method: Option<ApplyMethod> = optional Enum<ApplyMethod>
+            => Field::choice::<ApplyMethod>("Candidates apply")
+                .group(Group::Applications)
+                .ld("directApply"),
         /// Where or how to apply: an http(s) URL for `website` and `form-external`, an
         /// email address for `email`; instructions otherwise.
-        write how_to_apply: Option<String> = optional Text<1, 10000>,
-        write how_to_apply_method: Option<ApplyMethod> = optional Enum<ApplyMethod>,
+        write how_to_apply: Option<String> = optional Text<1, 10000>
+            => Field::lines("Where or how to apply")
+                .hint("The email address or web address candidates apply at, or instructions.")
+                .group(Group::Applications)
+                .no_ld(),
         /// A category of the organization.
-        write category_id: Option<Uuid> = optional Id,
+        write category_id: Option<Uuid> = optional Id
+            => Field::categories("Category").no_ld(),
         /// Absolute http(s) URL.
-        write company_website: Option<String> = optional Link,
+        write company_website: Option<String> = optional Link
+            => Field::url("Company website")
+                .hint("An address starting with https://")
+                .group(Group::Company)
+                .autocomplete("url")
+                .ld("hiringOrganization.sameAs"),
         /// Absolute http(s) URL.
-        write company_logo_url: Option<String> = optional Link,
+        write company_logo_url: Option<String> = optional Link
+            => Field::url("Logo address")
+                .hint("The https:// address of a logo image.")
+                .group(Group::Company)
+                .ld("hiringOrganization.logo"),
         /// At least 0, at most `salary_max`.
-        write salary_min: Option<f64> = optional Amount,
-        write salary_max: Option<f64> = optional Amount,
+        write salary_min: Option<f64> = optional Amount
+            => Field::number("From").group(Group::Salary).ld("baseSalary.value.minValue"),
+        write salary_max: Option<f64> = optional Amount
+            => Field::number("To").group(Group::Salary).ld("baseSalary.value.maxValue"),
         /// Three upper-case letters (ISO 4217).
-        write salary_currency: Option<String> = optional UpperCurrency,
-        write salary_period: Option<SalaryPeriod> = optional Enum<SalaryPeriod>,
-        write contact_email: Option<String> = optional Email,
+        write salary_currency: Option<String> = optional UpperCurrency
+            => Field::currency("Currency")
+                .hint("Three letters, e.g. EUR or USD.")
+                .group(Group::Salary)
+                .ld("baseSalary.currency"),
+        write salary_period: Option<SalaryPeriod> = optional Enum<SalaryPeriod>
+            => Field::choice::<SalaryPeriod>("Paid")
+                .group(Group::Salary)
+                .ld("baseSalary.value.unitText"),
+        write contact_email: Option<String> = optional Email
+            => Field::email("Contact email")
+                .hint("For candidates’ questions; shown on the job page.")
+                .group(Group::Applications)
+                .autocomplete("email")
+                .no_ld(),
         /// When the job stops being listed; it then moves to `expired` by itself.
-        write expires_at: Option<Ts> = optional Instant,
+        write expires_at: Option<Ts> = optional Instant
+            => Field::date_time("Expires at (UTC)")
+                .hint("The job stops being listed then and moves to expired.")
+                .group(Group::Listing)
+                .staff_only()
+                .ld("validThrough"),
         /// Default pending.
-        write status: JobStatus = flag Enum<JobStatus>,
+        write status: JobStatus = flag Enum<JobStatus>
+            => Field::choice::<JobStatus>("Status")
+                .hint("Active jobs are listed on the board; pending ones wait for approval.")
+                .group(Group::Listing)
+                .staff_only()
+                .no_ld(),
         fixed created_at: Ts,
         stamp updated_at: Ts,
+    }
+}
+
+form_text_enum!(JobStatus, JobType, ApplyMethod, SalaryPeriod);
+
+impl Labelled for JobStatus {
+    fn label(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "Pending approval",
+            JobStatus::Active => "Active (listed)",
+            JobStatus::Expired => "Expired",
+            JobStatus::Draft => "Draft",
+        }
+    }
+}
+
+impl Labelled for JobType {
+    fn label(self) -> &'static str {
+        match self {
+            JobType::FullTime => "Full-time",
+            JobType::PartTime => "Part-time",
+            JobType::Contract => "Contract",
+            JobType::Internship => "Internship",
+            JobType::Temporary => "Temporary",
+            JobType::Casual => "Casual",
+        }
+    }
+}
+
+impl Labelled for ApplyMethod {
+    fn label(self) -> &'static str {
+        match self {
+            ApplyMethod::Form => "On this board’s application form",
+            ApplyMethod::Email => "By email",
+            ApplyMethod::Website => "On our website",
+            ApplyMethod::FormExternal => "With our own application form",
+            ApplyMethod::Phone => "By phone",
+        }
+    }
+    /// Applications made on the board's own form are read in the dashboard, which
+    /// someone posting on the public board cannot open.
+    fn public(self) -> bool {
+        self != ApplyMethod::Form
+    }
+}
+
+impl Labelled for SalaryPeriod {
+    fn label(self) -> &'static str {
+        match self {
+            SalaryPeriod::Hourly => "Per hour",
+            SalaryPeriod::Daily => "Per day",
+            SalaryPeriod::Weekly => "Per week",
+            SalaryPeriod::Monthly => "Per month",
+            SalaryPeriod::Yearly => "Per year",
+        }
     }
 }
 

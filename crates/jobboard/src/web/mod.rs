@@ -5,14 +5,17 @@
 //!
 //! The board's pages are in [`board`], the dashboard's in [`dashboard`]. This module holds
 //! what both share: which organization a request is for ([`site`]),
-//! rendering and error pages ([`page`]), the bundled assets ([`assets`]) and forms with
-//! anti-forgery tokens ([`forms`]).
+//! rendering and error pages ([`page`]), the bundled assets ([`assets`]), forms with
+//! anti-forgery tokens ([`forms`]), the fields they draw ([`fields`]), and the forms
+//! derived from a model ([`model_form`]) or a CMS schema ([`schema_form`]).
 
 pub mod assets;
 pub mod board;
 pub mod dashboard;
 pub mod error;
+pub mod fields;
 pub mod forms;
+pub mod model_form;
 pub mod page;
 pub mod schema_form;
 pub mod site;

@@ -25,6 +25,7 @@ mod exposure;
 mod foundation;
 mod hardening;
 mod hardening_input;
+mod job_fields;
 mod jobs;
 mod jobs_apply_method;
 mod layers;

@@ -3,6 +3,7 @@
 
 use jobboard_domain::{
     Ts,
+    form::Labelled,
     jobs::{ApplyMethod, Job, JobType, SalaryPeriod},
     links,
 };
@@ -17,15 +18,9 @@ pub fn iso_date(t: Ts) -> String {
     t.0.format("%Y-%m-%d").to_string()
 }
 
+/// `Full-time` (the label the job model gives the value).
 pub fn job_type(t: JobType) -> &'static str {
-    match t {
-        JobType::FullTime => "Full-time",
-        JobType::PartTime => "Part-time",
-        JobType::Contract => "Contract",
-        JobType::Internship => "Internship",
-        JobType::Temporary => "Temporary",
-        JobType::Casual => "Casual",
-    }
+    t.label()
 }
 
 fn period(p: SalaryPeriod) -> &'static str {

@@ -11,12 +11,8 @@ use std::collections::HashMap;
 use askama::Template;
 use axum::{extract::State, http::StatusCode, response::Response};
 
-use super::{
-    Nav, Notice, Posted, Staff, chrome,
-    fields::{FieldView, Problem, fill, messages_of, values_of},
-    render, render_status,
-    session::see_other,
-};
+use super::{Nav, Notice, Posted, Staff, chrome, render, render_status, session::see_other};
+use crate::web::fields::{FieldView, Problem, fill, messages_of, values_of};
 use crate::{
     app::AppState,
     web::{

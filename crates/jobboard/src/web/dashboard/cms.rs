@@ -12,12 +12,8 @@ use axum::{
 use jobboard_domain::cms::Purge as _;
 use serde_json::{Map, Value, json};
 
-use super::{
-    Nav, Notice, Posted, Staff, chrome,
-    fields::{Choice, FieldView, Problem, fill, values_of},
-    render, render_status,
-    session::see_other,
-};
+use super::{Nav, Notice, Posted, Staff, chrome, render, render_status, session::see_other};
+use crate::web::fields::{Choice, FieldView, Problem, fill, values_of};
 use crate::{
     app::AppState,
     web::{

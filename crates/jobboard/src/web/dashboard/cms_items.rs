@@ -13,12 +13,9 @@ use jobboard_domain::cms::Purge as _;
 use serde_json::{Map, Value};
 
 use super::{
-    Nav, Posted, Staff, chrome,
-    fields::{Choice, FieldView, Problem, fill, values_of},
-    params, path_id, render, render_status,
-    session::see_other,
-    when,
+    Nav, Posted, Staff, chrome, params, path_id, render, render_status, session::see_other, when,
 };
+use crate::web::fields::{Choice, FieldView, Problem, fill, values_of};
 use crate::{
     app::AppState,
     web::{

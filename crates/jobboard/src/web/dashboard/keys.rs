@@ -13,12 +13,9 @@ use axum::{
 };
 
 use super::{
-    Nav, Notice, Posted, Staff, chrome,
-    fields::{FieldView, Problem, fill, messages_of, values_of},
-    path_id, render, render_status,
-    session::see_other,
-    when,
+    Nav, Notice, Posted, Staff, chrome, path_id, render, render_status, session::see_other, when,
 };
+use crate::web::fields::{FieldView, Problem, fill, messages_of, values_of};
 use crate::{
     app::AppState,
     web::{

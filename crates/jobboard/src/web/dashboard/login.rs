@@ -13,14 +13,13 @@ use axum::{
 };
 
 use super::{
-    chrome,
-    fields::{FieldView, Problem, fill, messages_of, values_of},
-    notice, params, render_status,
+    chrome, notice, params, render_status,
     session::{
         ClientAddr, Posted, Staff, Visitor, VisitorForm, see_other, session_cookie,
         with_pending_cookie, with_session_cookie,
     },
 };
+use crate::web::fields::{FieldView, Problem, fill, messages_of, values_of};
 use crate::{
     app::AppState,
     web::{

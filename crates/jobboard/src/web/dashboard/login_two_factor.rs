@@ -16,7 +16,6 @@ use axum::{
 
 use super::{
     chrome,
-    fields::{FieldView, Problem, fill},
     login::{wait_for, with_retry_after},
     render_status,
     session::{
@@ -25,6 +24,7 @@ use super::{
     },
     two_factor::code_field,
 };
+use crate::web::fields::{FieldView, Problem, fill};
 use crate::{
     app::AppState,
     web::{error::PageError, forms::FieldMessages, page::Chrome},

@@ -93,7 +93,7 @@ pub async fn list(
         Err(e) => (
             None,
             Some(
-                super::fields::messages_of(e)?
+                crate::web::fields::messages_of(e)?
                     .0
                     .into_values()
                     .collect::<Vec<_>>()

@@ -21,7 +21,6 @@ mod audit;
 mod board;
 mod cms;
 mod cms_items;
-mod fields;
 mod job_form;
 mod jobs;
 mod keys;

@@ -14,11 +14,11 @@ use axum::{
 
 use super::{
     chrome,
-    fields::{FieldView, Problem, fill, messages_of, values_of},
     login::{wait_for, with_retry_after},
     render_status,
     session::{ClientAddr, Visitor, VisitorForm, see_other},
 };
+use crate::web::fields::{FieldView, Problem, fill, messages_of, values_of};
 use crate::{
     app::AppState,
     web::{

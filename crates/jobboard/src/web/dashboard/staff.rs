@@ -13,12 +13,12 @@ use axum::{
 
 use super::{
     Nav, Notice, Posted, Staff, chrome,
-    fields::{FieldView, Problem, fill, messages_of, values_of},
     login::{wait_for, with_retry_after},
     path_id, render, render_status,
     session::{ClientAddr, see_other},
     when,
 };
+use crate::web::fields::{FieldView, Problem, fill, messages_of, values_of};
 use crate::{
     app::AppState,
     web::{

@@ -11,11 +11,11 @@ use axum::{extract::State, http::StatusCode, response::Response};
 
 use super::{
     Nav, Notice, Posted, Staff, chrome,
-    fields::{FieldView, Problem, fill},
     login::{wait_for, with_retry_after},
     render, render_status,
     session::{ClientAddr, see_other},
 };
+use crate::web::fields::{FieldView, Problem, fill};
 use crate::{
     app::AppState,
     web::{error::PageError, forms::FieldMessages, page::Chrome},

@@ -1,6 +1,7 @@
-//! Form fields as the dashboard's templates draw them (`dashboard/field.html`): a label,
-//! an optional hint, the input with the value to show, and the operation's message
-//! beside it when the form was refused, tied to the input for screen readers.
+//! Form fields as the pages draw them (the dashboard's `dashboard/field.html`, the
+//! board's post form): a label, an optional hint, the input with the value to show, and
+//! the operation's message beside it when the form was refused, tied to the input for
+//! screen readers.
 
 use std::collections::HashMap;
 
@@ -40,6 +41,8 @@ pub struct FieldView {
     pub autocomplete: Option<&'static str>,
     /// The keyboard a phone shows (`numeric`).
     pub inputmode: Option<&'static str>,
+    /// The height of a textarea, in lines.
+    pub rows: Option<u8>,
     pub error: Option<String>,
 }
 
@@ -55,6 +58,7 @@ impl FieldView {
             required: false,
             autocomplete: None,
             inputmode: None,
+            rows: None,
             error: None,
         }
     }
