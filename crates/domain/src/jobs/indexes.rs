@@ -24,11 +24,12 @@ use std::{
 };
 
 use futures_util::TryStreamExt;
+use jobboard_search::index::{Build, Doc, Key, OrgIndex};
 use sqlx::Connection;
 use uuid::Uuid;
 
 use super::{
-    index::{Build, Doc, Found, Key, OrgIndex, query_words},
+    index::{self, DocRow, Found},
     model::ListFilter,
 };
 use crate::{
@@ -272,12 +273,13 @@ pub(super) async fn find(
     if worn {
         rebuild_in_background(db, &indexes, &slot, org_id);
     }
-    let words = query_words(&f.search_words);
-    let found = live
-        .index
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .find(f, &words, limit, offset, now);
+    let found = index::find(
+        &live.index.read().unwrap_or_else(|e| e.into_inner()),
+        f,
+        limit,
+        offset,
+        now,
+    );
     Ok(Some(found))
 }
 
@@ -377,9 +379,9 @@ async fn count_jobs(db: &Db, org_id: i64) -> DbResult<i64> {
 async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
     let rows = format!(
         "SELECT {} FROM jobs j WHERE j.org_id = $1 ORDER BY j.created_at, j.id",
-        Doc::COLUMNS
+        DocRow::COLUMNS
     );
-    let mut index = OrgIndex::new();
+    let mut index = index::new_index();
     // Room for the jobs counted now and a few written while the build reads.
     let expected = count_jobs(db, org_id).await?.max(0) as usize;
     index.reserve(expected + expected / 64);
@@ -388,11 +390,11 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
     // The rows, read through either backend's transaction into the index.
     macro_rules! read_rows {
         ($tx:ident) => {{
-            let mut stream = sqlx::query_as::<_, Doc>(sqlx::AssertSqlSafe(rows))
+            let mut stream = sqlx::query_as::<_, DocRow>(sqlx::AssertSqlSafe(rows))
                 .bind(org_id)
                 .fetch(&mut *$tx);
-            while let Some(doc) = stream.try_next().await? {
-                if ok && index.add_built(&doc, &mut b).is_err() {
+            while let Some(row) = stream.try_next().await? {
+                if ok && index.add_built(&Doc::from(row), &mut b).is_err() {
                     ok = false;
                 }
             }
