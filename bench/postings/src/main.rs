@@ -192,9 +192,15 @@ fn build_roaring(d: &Data, compact: bool) -> Sets<RoaringBitmap> {
         for &t in ws {
             s.words[t as usize].try_push(o).expect("ascending");
         }
-        s.statuses[d.status[o as usize] as usize].try_push(o).expect("ascending");
-        s.kinds[d.kind[o as usize] as usize].try_push(o).expect("ascending");
-        s.locations[d.location[o as usize] as usize].try_push(o).expect("ascending");
+        s.statuses[d.status[o as usize] as usize]
+            .try_push(o)
+            .expect("ascending");
+        s.kinds[d.kind[o as usize] as usize]
+            .try_push(o)
+            .expect("ascending");
+        s.locations[d.location[o as usize] as usize]
+            .try_push(o)
+            .expect("ascending");
         if d.remote[o as usize] {
             s.remote.try_push(o).expect("ascending");
         }
