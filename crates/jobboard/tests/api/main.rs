@@ -36,6 +36,7 @@ mod members_access;
 mod members_cancel;
 mod members_read;
 mod migrations;
+mod packaging;
 mod plans;
 mod public_forms;
 mod search_equivalence;
