@@ -8,7 +8,7 @@
 
 use uuid::Uuid;
 
-use crate::{TextEnum, Ts};
+use crate::{CategoryId, TextEnum, Ts};
 
 /// How a field is typed.
 #[derive(Debug, Clone, Copy)]
@@ -242,6 +242,12 @@ impl FormText for f64 {
 }
 
 impl FormText for Uuid {
+    fn form_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl FormText for CategoryId {
     fn form_text(&self) -> String {
         self.to_string()
     }

@@ -228,14 +228,17 @@ pub fn parse_uuid(s: &str) -> Option<Uuid> {
     Uuid::try_parse(s).ok()
 }
 
-/// A UUID in its hyphenated form.
-pub struct Id;
+/// A UUID in its hyphenated form, read as the id type `T` (`Id<JobId>`: a job's id;
+/// plain `Id`: a UUID). Documented as a UUID whatever `T` is.
+pub struct Id<T = Uuid>(PhantomData<T>);
 
-impl Kind for Id {
-    type Value = Uuid;
-    fn parse(v: &Value) -> Check<Uuid> {
+impl<T: From<Uuid>> Kind for Id<T> {
+    type Value = T;
+    fn parse(v: &Value) -> Check<T> {
         let s = v.as_str().ok_or_else(|| type_error("a UUID string"))?;
-        parse_uuid(s).ok_or_else(|| ("invalid_format", "Must be a UUID.".into()))
+        parse_uuid(s)
+            .map(T::from)
+            .ok_or_else(|| ("invalid_format", "Must be a UUID.".into()))
     }
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()

@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod form;
 pub mod html;
+pub mod ids;
 pub mod input;
 pub mod integer;
 pub mod jobs;
@@ -35,6 +36,7 @@ pub mod users;
 pub mod webhooks;
 
 pub use error::{Error, FieldError, Result};
+pub use ids::{ApplicationId, CategoryId, JobId, MemberId, OrgId, UserId, WebhookId};
 pub use input::{Field, Input, Mode, QueryInput};
 pub use jobboard_core::{JsonDoc, Money, TextEnum, Ts, values};
 

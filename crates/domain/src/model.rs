@@ -11,6 +11,9 @@
 //! names its class and [`Kind`](super::kind::Kind): `required` (must be sent on create,
 //! never `null`), `flag` (has a default, never `null`) or `optional` (`null` clears it).
 //!
+//! A column of an id type says how the document shows it (`#[schema(value_type = Uuid)]`,
+//! after its doc comment): the row's schema is derived.
+//!
 //! A `write` column may end with `=> Field::...`: how it appears on forms
 //! ([`crate::form`]); every form of the resource is derived from those lines.
 //!
@@ -111,10 +114,10 @@ macro_rules! model {
 
     // A `write` column.
     (@munch $head:tt [$($all:tt)*] [$($ins:tt)*] [$($upd:tt)*] [$($w:tt)*] [$($cmp:tt)*]
-        $(#[doc = $fd:literal])* write $f:ident : $t:ty = $class:ident $kind:ty $(=> $form:expr)?, $($rest:tt)*
+        $(#[doc = $fd:literal])* $(#[schema $sa:tt])? write $f:ident : $t:ty = $class:ident $kind:ty $(=> $form:expr)?, $($rest:tt)*
     ) => {
         $crate::model!(@munch $head
-            [$($all)* { [$($fd)*] $f $t }]
+            [$($all)* { [$($fd)*] [$(schema $sa)?] $f $t }]
             [$($ins)* $f]
             [$($upd)* $f]
             [$($w)* { [$($fd)*] $f $class $kind [$($form)?] }]
@@ -124,10 +127,10 @@ macro_rules! model {
     };
     // A `derived` column.
     (@munch $head:tt [$($all:tt)*] [$($ins:tt)*] [$($upd:tt)*] $w:tt $cmp:tt
-        $(#[doc = $fd:literal])* derived $f:ident : $t:ty, $($rest:tt)*
+        $(#[doc = $fd:literal])* $(#[schema $sa:tt])? derived $f:ident : $t:ty, $($rest:tt)*
     ) => {
         $crate::model!(@munch $head
-            [$($all)* { [$($fd)*] $f $t }]
+            [$($all)* { [$($fd)*] [$(schema $sa)?] $f $t }]
             [$($ins)* $f]
             [$($upd)* $f]
             $w $cmp
@@ -136,10 +139,10 @@ macro_rules! model {
     };
     // A `stamp` column.
     (@munch $head:tt [$($all:tt)*] [$($ins:tt)*] [$($upd:tt)*] $w:tt $cmp:tt
-        $(#[doc = $fd:literal])* stamp $f:ident : $t:ty, $($rest:tt)*
+        $(#[doc = $fd:literal])* $(#[schema $sa:tt])? stamp $f:ident : $t:ty, $($rest:tt)*
     ) => {
         $crate::model!(@munch $head
-            [$($all)* { [$($fd)*] $f $t }]
+            [$($all)* { [$($fd)*] [$(schema $sa)?] $f $t }]
             [$($ins)* $f]
             [$($upd)* $f]
             $w $cmp
@@ -148,10 +151,10 @@ macro_rules! model {
     };
     // A `key` or `fixed` column.
     (@munch $head:tt [$($all:tt)*] [$($ins:tt)*] $upd:tt $w:tt $cmp:tt
-        $(#[doc = $fd:literal])* $role:ident $f:ident : $t:ty, $($rest:tt)*
+        $(#[doc = $fd:literal])* $(#[schema $sa:tt])? $role:ident $f:ident : $t:ty, $($rest:tt)*
     ) => {
         $crate::model!(@munch $head
-            [$($all)* { [$($fd)*] $f $t }]
+            [$($all)* { [$($fd)*] [$(schema $sa)?] $f $t }]
             [$($ins)* $f]
             $upd $w $cmp
             $($rest)*
@@ -162,7 +165,7 @@ macro_rules! model {
     (@munch
         [ [$($doc:literal)*] $Row:ident $table:literal $Changes:ident
           [$($cdoc:literal)*] $CreateDoc:ident [$($pdoc:literal)*] $PatchDoc:ident ]
-        [$({ [$($fd:literal)*] $f:ident $t:ty })*]
+        [$({ [$($fd:literal)*] [$($sattr:meta)?] $f:ident $t:ty })*]
         [$($ins:ident)*]
         [$($upd:ident)*]
         [$({ [$($wd:literal)*] $wf:ident $class:ident $kind:ty [$($form:expr)?] })*]
@@ -171,7 +174,7 @@ macro_rules! model {
         $(#[doc = $doc])*
         #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, sqlx::FromRow, utoipa::ToSchema)]
         pub struct $Row {
-            $( $(#[doc = $fd])* pub $f: $t, )*
+            $( $(#[doc = $fd])* $(#[$sattr])? pub $f: $t, )*
         }
 
         impl $Row {

@@ -102,13 +102,16 @@ impl<const MAX: usize> QueryKind for QText<MAX> {
     }
 }
 
-/// A UUID in its hyphenated form.
-pub struct QId;
+/// A UUID in its hyphenated form, read as the id type `T` (`QId<JobId>`: a job's id;
+/// plain `QId`: a UUID). Documented as a UUID whatever `T` is.
+pub struct QId<T = Uuid>(PhantomData<T>);
 
-impl QueryKind for QId {
-    type Value = Uuid;
-    fn parse(s: &str) -> Check<Uuid> {
-        parse_uuid(s).ok_or_else(|| ("invalid_format", format!("{s:?} is not a UUID.")))
+impl<T: From<Uuid>> QueryKind for QId<T> {
+    type Value = T;
+    fn parse(s: &str) -> Check<T> {
+        parse_uuid(s)
+            .map(T::from)
+            .ok_or_else(|| ("invalid_format", format!("{s:?} is not a UUID.")))
     }
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()

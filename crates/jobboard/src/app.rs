@@ -9,7 +9,7 @@ use std::{
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use jobboard_domain::keys::store as keys;
+use jobboard_domain::{OrgId, keys::store as keys};
 use jobboard_store::{Db, Ts};
 
 use jobboard_domain::orgs;
@@ -27,9 +27,9 @@ pub struct App {
     /// Rendered CMS reads of this node.
     pub cms_cache: jobboard_domain::cms::Cache,
     /// Rendered job lists of this node, by organization and normalised query.
-    pub jobs_cache: jobboard_core::cache::Cache<(i64, String)>,
+    pub jobs_cache: jobboard_core::cache::Cache<(OrgId, String)>,
     /// Rendered board pages and feeds of this node, by organization and normalised address.
-    pub pages_cache: jobboard_core::cache::Cache<(i64, String)>,
+    pub pages_cache: jobboard_core::cache::Cache<(OrgId, String)>,
     /// Key lookups by key hash and bucket (reads or writes), shared by concurrent requests
     /// (see [`jobboard_store::coalesce`]); on PostgreSQL each also takes the requests it answers from
     /// the key's rate limit.
@@ -44,7 +44,9 @@ pub struct App {
     views: Mutex<Vec<jobboard_domain::analytics::View>>,
     /// The key that signs anti-forgery tokens of forms (shared by every node).
     form_key: tokio::sync::OnceCell<Vec<u8>>,
-    /// The time of the dashboard's sessions, sign-in limits and setup links.
+    /// The service's time: the database's (every operation's "now"), the scheduler's, the
+    /// workers' and the pages' (sessions, sign-in limits, caches). One clock, so moving it
+    /// (tests) moves every rule.
     pub clock: jobboard_core::clock::Clock,
     /// The address the HTTP server listens on, once bound (`listen` may name port 0).
     local_addr: std::sync::OnceLock<std::net::SocketAddr>,
@@ -87,6 +89,9 @@ impl App {
         let render = config.render_cache;
         // The node's search indexes, with their budget (made here, before any list).
         db.queue(|_| jobboard_domain::jobs::indexes::Indexes::new(config.search_index));
+        // The database's clock is the service's: the scheduler, the workers and the pages
+        // read the same time as the operations.
+        let clock = db.clock().clone();
         Arc::new(App {
             db,
             config,
@@ -112,7 +117,7 @@ impl App {
             key_usage: Mutex::new(HashMap::new()),
             views: Mutex::new(Vec::new()),
             form_key: tokio::sync::OnceCell::new(),
-            clock: jobboard_core::clock::Clock::default(),
+            clock,
             local_addr: std::sync::OnceLock::new(),
         })
     }
@@ -193,7 +198,7 @@ pub const MAX_PENDING_VIEWS: usize = 100_000;
 /// scope and a one-time link to create the first staff user (both shown once).
 #[derive(Debug)]
 pub struct Bootstrapped {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub key: String,
     /// The token of the setup link (`/dashboard/setup/<token>`).
     pub setup_token: String,

@@ -122,11 +122,13 @@ pub async fn drain<O: Outbox>(outbox: Arc<O>, limits: Limits, clock: Clock) -> u
     }
 }
 
-/// The worker: delivers due items until `stop`, then hands unfinished ones back.
+/// The worker: delivers items due at `clock` (the service's) until `stop`, then hands
+/// unfinished ones back.
 pub async fn run<O: Outbox>(
     outbox: Arc<O>,
     limits: Limits,
     pg: Option<sqlx::PgPool>,
+    clock: Clock,
     mut stop: watch::Receiver<bool>,
 ) {
     outbox.start().await;
@@ -164,7 +166,7 @@ pub async fn run<O: Outbox>(
         let free = concurrency.saturating_sub(tasks.len());
         let mut claimed_n = 0;
         if free > 0 && (free >= batch_min || tasks.is_empty()) {
-            let claimed = outbox.claim(Ts::now(), free, per_group).await;
+            let claimed = outbox.claim(clock.now(), free, per_group).await;
             claimed_n = claimed.len();
             let mut excess = Vec::new();
             {
@@ -178,8 +180,9 @@ pub async fn run<O: Outbox>(
                     }
                     map.insert(id, group);
                     let (o, f, m) = (outbox.clone(), freed.clone(), in_flight.clone());
+                    let clock = clock.clone();
                     tasks.spawn(async move {
-                        o.deliver(item, Clock::system()).await;
+                        o.deliver(item, clock).await;
                         m.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
                         f.notify_one();
                     });
@@ -196,10 +199,10 @@ pub async fn run<O: Outbox>(
             // A finishing delivery wakes the loop; poll as the fallback for retries.
             POLL
         } else {
+            let now = clock.now();
             match outbox.next_due().await {
-                Some(at) if at > Ts::now() => {
-                    Duration::from_micros((at.micros() - Ts::now().micros()).max(0) as u64)
-                        .min(POLL)
+                Some(at) if at > now => {
+                    Duration::from_micros((at.micros() - now.micros()).max(0) as u64).min(POLL)
                 }
                 _ => POLL,
             }

@@ -19,7 +19,7 @@ pub const PERIOD: Duration = Duration::from_secs(1);
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
-    let now = jobboard_store::Ts::now();
+    let now = app.clock.now();
     let mut moved = 0;
     match jobboard_domain::jobs::expire_due(&app.db, now).await {
         Ok(n) => moved += n,

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use super::{Db, DbResult, Ts, Tx};
+use super::{Db, DbResult, OrgId, Ts, Tx};
 use crate::{dispatch, dispatch_tx};
 
 /// An event payload and its type (`job.created`, ...).
@@ -16,22 +16,23 @@ pub trait Payload: serde::Serialize {
 }
 
 /// Writes one typed event into the outbox inside `tx`.
-pub async fn emit_event(tx: &mut Tx, org_id: i64, event: &impl Payload) -> DbResult<Uuid> {
+pub async fn emit_event(tx: &mut Tx, org_id: OrgId, event: &impl Payload) -> DbResult<Uuid> {
     let data = serde_json::to_value(event)
         .map_err(|e| super::StoreError::Other(sqlx::Error::Encode(Box::new(e))))?;
     emit(tx, org_id, event.event_type(), data).await
 }
 
 /// Writes one event into the outbox inside `tx`.
-pub async fn emit(tx: &mut Tx, org_id: i64, event_type: &str, data: Value) -> DbResult<Uuid> {
+pub async fn emit(tx: &mut Tx, org_id: OrgId, event_type: &str, data: Value) -> DbResult<Uuid> {
     let id = Uuid::now_v7();
+    let now = tx.now();
     dispatch_tx!(tx, t => {
         sqlx::query("INSERT INTO events (id, org_id, event_type, data, occurred_at) VALUES ($1, $2, $3, $4, $5)")
             .bind(id)
             .bind(org_id)
             .bind(event_type)
             .bind(Json(&data))
-            .bind(Ts::now())
+            .bind(now)
             .execute(&mut **t)
             .await?;
     });
@@ -60,14 +61,14 @@ pub async fn pending_count(db: &Db) -> DbResult<i64> {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Event {
     pub id: Uuid,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub event_type: String,
     pub data: Json<Value>,
     pub occurred_at: Ts,
 }
 
 /// The events of one organization, oldest first (used by tests and tooling).
-pub async fn list_for_org(db: &Db, org_id: i64) -> DbResult<Vec<Event>> {
+pub async fn list_for_org(db: &Db, org_id: OrgId) -> DbResult<Vec<Event>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as("SELECT id, org_id, event_type, data, occurred_at FROM events WHERE org_id = $1 ORDER BY occurred_at, id")
             .bind(org_id)

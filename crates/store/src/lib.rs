@@ -29,7 +29,7 @@ use sqlx::{
 };
 
 pub use error::{DbResult, StoreError};
-pub use jobboard_core::Ts;
+pub use jobboard_core::{Clock, OrgId, Ts};
 
 /// Which engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,16 +62,24 @@ macro_rules! dispatch {
 #[macro_export]
 macro_rules! dispatch_tx {
     ($tx:expr, $t:ident => $body:expr) => {
-        match $tx {
-            $crate::Tx::Sqlite($t) => $body,
-            $crate::Tx::Postgres($t, _) => $body,
+        match &mut ($tx).conn {
+            $crate::TxConn::Sqlite($t) => $body,
+            $crate::TxConn::Postgres($t, _) => $body,
         }
     };
 }
 
-/// An open write transaction on either backend. On PostgreSQL it also carries the
-/// notification channels to signal once it has committed (see [`Tx::notify_after_commit`]).
-pub enum Tx {
+/// An open write transaction on either backend, with the clock of its database (the time
+/// its rows and events are stamped with, see [`Tx::now`]).
+pub struct Tx {
+    /// The open transaction: what [`dispatch_tx!`] runs statements on.
+    pub conn: TxConn,
+    clock: Clock,
+}
+
+/// The connection of a [`Tx`]. On PostgreSQL it also carries the notification channels to
+/// signal once it has committed (see [`Tx::notify_after_commit`]).
+pub enum TxConn {
     Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>, AfterCommit),
 }
@@ -84,6 +92,28 @@ pub struct AfterCommit {
 }
 
 impl Tx {
+    /// A transaction of `db` on an SQLite connection begun by the caller (a queue that
+    /// commits its writes in batches).
+    pub fn sqlite(db: &Db, t: sqlx::Transaction<'static, sqlx::Sqlite>) -> Tx {
+        Tx {
+            conn: TxConn::Sqlite(t),
+            clock: db.clock.clone(),
+        }
+    }
+
+    /// The current time of the transaction's database ([`Db::now`]).
+    pub fn now(&self) -> Ts {
+        self.clock.now()
+    }
+
+    /// Which engine the transaction runs on.
+    pub fn backend(&self) -> Backend {
+        match self.conn {
+            TxConn::Sqlite(_) => Backend::Sqlite,
+            TxConn::Postgres(..) => Backend::Postgres,
+        }
+    }
+
     /// Has every node's listener of `channel` woken once this transaction has committed
     /// (PostgreSQL; on SQLite every write is made in this process, which wakes its own
     /// workers). The notification is sent after the commit, outside the transaction:
@@ -91,7 +121,7 @@ impl Tx {
     /// so concurrent writers would commit one at a time. Notifications of concurrent
     /// commits are shared (one per round, see [`crate::coalesce`]).
     pub fn notify_after_commit(&mut self, channel: &'static str) {
-        if let Tx::Postgres(_, after) = self
+        if let TxConn::Postgres(_, after) = &mut self.conn
             && !after.channels.contains(&channel)
         {
             after.channels.push(channel);
@@ -99,9 +129,9 @@ impl Tx {
     }
 
     pub async fn commit(self) -> DbResult<()> {
-        match self {
-            Tx::Sqlite(t) => Ok(t.commit().await?),
-            Tx::Postgres(t, after) => {
+        match self.conn {
+            TxConn::Sqlite(t) => Ok(t.commit().await?),
+            TxConn::Postgres(t, after) => {
                 t.commit().await?;
                 for channel in after.channels {
                     notify(after.pool.clone(), after.db_id, channel);
@@ -165,6 +195,9 @@ pub struct Db {
     /// The shared lock on an SQLite file's `-lock` file, held while any handle is open
     /// (see [`backup`]: a restore waits for none and refuses while it is held).
     _file_lock: Option<std::sync::Arc<std::fs::File>>,
+    /// The time every operation on this database reads ([`Db::now`]): the system's, or
+    /// the one the service gives its workers and scheduler too (see [`Db::with_clock`]).
+    clock: Clock,
 }
 
 /// Default of [`Db::connect_with`]'s page cache budget: 8 MiB over all connections.
@@ -249,6 +282,7 @@ impl Db {
                 id: next_db_id(),
                 page_cache_budget: 0,
                 _file_lock: None,
+                clock: Clock::system(),
             })
         } else if url.starts_with("sqlite:") {
             let readers = max_connections.max(1);
@@ -298,6 +332,7 @@ impl Db {
                 id: next_db_id(),
                 page_cache_budget: per_connection_kib * 1024 * (u64::from(readers) + 1),
                 _file_lock: file_lock,
+                clock: Clock::system(),
             })
         } else {
             anyhow::bail!(
@@ -350,7 +385,26 @@ impl Db {
             id: self.id,
             page_cache_budget: self.page_cache_budget,
             _file_lock: self._file_lock.clone(),
+            clock: self.clock.clone(),
         }
+    }
+
+    /// The same database with its time read from `clock`: every operation's "now"
+    /// (expiry, schedules, stamps) is then `clock`'s, so moving it (tests) moves every
+    /// rule at once.
+    pub fn with_clock(mut self, clock: Clock) -> Db {
+        self.clock = clock;
+        self
+    }
+
+    /// The clock of [`Db::now`].
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The current time, as every operation on this database reads it.
+    pub fn now(&self) -> Ts {
+        self.clock.now()
     }
 
     /// A number that tells this database apart from the others a process has connected
@@ -402,9 +456,9 @@ impl Db {
     /// Begins a write transaction. On SQLite it takes the write lock at once
     /// (`BEGIN IMMEDIATE`), so it never fails half-way on a lock upgrade.
     pub async fn begin(&self) -> DbResult<Tx> {
-        Ok(match &self.write {
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
-            Pool::Postgres(p) => Tx::Postgres(
+        let conn = match &self.write {
+            Pool::Sqlite(p) => TxConn::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::Postgres(p) => TxConn::Postgres(
                 p.begin().await?,
                 AfterCommit {
                     pool: p.clone(),
@@ -412,6 +466,10 @@ impl Db {
                     channels: Vec::new(),
                 },
             ),
+        };
+        Ok(Tx {
+            conn,
+            clock: self.clock.clone(),
         })
     }
 
@@ -508,10 +566,11 @@ pub fn upsert_statement(
 }
 
 /// Appends ` IN ($a, $b, ...)` binding `ids` (which must not be empty).
-pub fn push_in_list<DB>(qb: &mut sqlx::QueryBuilder<DB>, ids: &[uuid::Uuid])
+pub fn push_in_list<DB, I>(qb: &mut sqlx::QueryBuilder<DB>, ids: &[I])
 where
     DB: sqlx::Database,
-    for<'t> uuid::Uuid: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
+    I: Copy,
+    for<'t> I: sqlx::Encode<'t, DB> + sqlx::Type<DB>,
 {
     qb.push(" IN (");
     let mut sep = qb.separated(", ");
@@ -528,13 +587,12 @@ pub enum Owned {
     Categories,
 }
 
-/// The ids among `ids` that are rows of `table` belonging to this organization, in one query.
-pub async fn owned_ids(
-    db: &Db,
-    table: Owned,
-    org_id: i64,
-    ids: &[uuid::Uuid],
-) -> DbResult<Vec<uuid::Uuid>> {
+/// The ids among `ids` that are rows of `table` belonging to this organization, in one query
+/// (ids of the caller's type: the resource's typed id, or a plain UUID).
+pub async fn owned_ids<I>(db: &Db, table: Owned, org_id: OrgId, ids: &[I]) -> DbResult<Vec<I>>
+where
+    I: Copy + Into<uuid::Uuid> + From<uuid::Uuid>,
+{
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -548,8 +606,10 @@ pub async fn owned_ids(
     dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new(select);
         qb.push_bind(org_id).push(" AND id");
-        push_in_list(&mut qb, ids);
-        qb.build_query_scalar().fetch_all(p).await.map_err(crate::StoreError::from)
+        let ids: Vec<uuid::Uuid> = ids.iter().map(|&id| id.into()).collect();
+        push_in_list(&mut qb, &ids);
+        let owned: Vec<uuid::Uuid> = qb.build_query_scalar().fetch_all(p).await?;
+        Ok(owned.into_iter().map(I::from).collect())
     })
 }
 

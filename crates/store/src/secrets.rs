@@ -3,7 +3,7 @@
 
 use rand::RngCore;
 
-use super::{Db, DbResult, Ts};
+use super::{Db, DbResult};
 use crate::dispatch;
 
 /// The secret called `name`, when it was made.
@@ -27,7 +27,7 @@ pub async fn get_or_create(db: &Db, name: &str) -> DbResult<Vec<u8>> {
         )
         .bind(name)
         .bind(&fresh)
-        .bind(Ts::now())
+        .bind(db.now())
         .execute(p)
         .await?;
         sqlx::query_scalar("SELECT value FROM instance_secrets WHERE name = $1")

@@ -24,7 +24,7 @@ use uuid::Uuid;
 pub use model::*;
 
 use crate::{
-    Error, Input, Result, Ts,
+    Error, Input, JobId, OrgId, Result, Ts,
     db::{Db, Outgoing, secrets},
     jobs,
     kind::{Email, Enum, Text},
@@ -106,7 +106,7 @@ struct Board {
     domain: Option<String>,
 }
 
-async fn board(db: &Db, org_id: i64) -> Result<Board> {
+async fn board(db: &Db, org_id: OrgId) -> Result<Board> {
     let org = crate::orgs::get(db, org_id).await?;
     Ok(Board {
         name: org.name,
@@ -116,7 +116,7 @@ async fn board(db: &Db, org_id: i64) -> Result<Board> {
 
 async fn queue(
     tx: &mut crate::db::Tx,
-    org_id: i64,
+    org_id: OrgId,
     msg: &crate::mail::message::Message,
 ) -> Result<()> {
     match enqueue(tx, org_id, msg).await {
@@ -138,7 +138,7 @@ async fn queue(
 /// the same address, filters and frequency) and its confirmation mail, in one
 /// transaction. An address already subscribed to these filters gets nothing, and the
 /// answer is the same, so nobody learns whether an address is subscribed.
-pub async fn subscribe(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<()> {
+pub async fn subscribe(db: &Db, org_id: OrgId, body: Input, now: Ts) -> Result<()> {
     let out = db.outgoing().ok_or_else(no_mail)?;
     let req = SubscribeIn::parse(body)?;
     let (query, _) = canonical_query(req.query.as_deref().unwrap_or(""))?;
@@ -154,7 +154,7 @@ pub async fn subscribe(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<()>
     // the form, board or node; past it the answer is the same and nothing is sent.
     if !on_request_allowed(&mut tx, &links::email_identity(&req.email), now).await? {
         tracing::info!(
-            org_id,
+            org_id = org_id.0,
             "alert confirmation not sent: the recipient's daily cap is reached"
         );
         tx.commit().await?;
@@ -194,7 +194,7 @@ pub async fn subscribe(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<()>
 
 /// The alert of a link's token (any status) on the board of `org_id`, or `404` (also for
 /// another organization's alert: its board is where its links work).
-pub async fn by_token(db: &Db, org_id: i64, token: &str) -> Result<Alert> {
+pub async fn by_token(db: &Db, org_id: OrgId, token: &str) -> Result<Alert> {
     let key = link_key(db).await?;
     let id = verify(&key, token).ok_or(Error::NotFound("alert"))?;
     store::by_id(db, id)
@@ -206,7 +206,7 @@ pub async fn by_token(db: &Db, org_id: i64, token: &str) -> Result<Alert> {
 /// Confirms the alert of a link opened on the board of `org_id`: from now on it matches
 /// the jobs that go live after this moment. Opening the link again changes nothing; on
 /// another organization's board it is `404` and changes nothing.
-pub async fn confirm(db: &Db, org_id: i64, token: &str, now: Ts) -> Result<Alert> {
+pub async fn confirm(db: &Db, org_id: OrgId, token: &str, now: Ts) -> Result<Alert> {
     let alert = by_token(db, org_id, token).await?;
     if alert.status == AlertStatus::Pending {
         let cursor = store::newest(db, alert.org_id, now).await?;
@@ -219,7 +219,7 @@ pub async fn confirm(db: &Db, org_id: i64, token: &str, now: Ts) -> Result<Alert
 
 /// Unsubscribes the alert of a link opened on the board of `org_id` (also when it is
 /// already unsubscribed).
-pub async fn unsubscribe(db: &Db, org_id: i64, token: &str) -> Result<Alert> {
+pub async fn unsubscribe(db: &Db, org_id: OrgId, token: &str) -> Result<Alert> {
     let alert = by_token(db, org_id, token).await?;
     store::unsubscribe(db, alert.id).await?;
     store::by_id(db, alert.id)
@@ -228,18 +228,18 @@ pub async fn unsubscribe(db: &Db, org_id: i64, token: &str) -> Result<Alert> {
 }
 
 /// A page of the organization's alerts, newest first.
-pub async fn list(db: &Db, org_id: i64, q: &AlertListQuery) -> Result<AlertPage> {
+pub async fn list(db: &Db, org_id: OrgId, q: &AlertListQuery) -> Result<AlertPage> {
     let (rows, total) = store::list(db, org_id, q, true).await?;
     Ok(AlertPage { rows, total })
 }
 
 /// Every alert of the organization that `q` filters (for the CSV export), newest first.
-pub async fn export(db: &Db, org_id: i64, q: &AlertListQuery) -> Result<Vec<Alert>> {
+pub async fn export(db: &Db, org_id: OrgId, q: &AlertListQuery) -> Result<Vec<Alert>> {
     Ok(store::list(db, org_id, q, false).await?.0)
 }
 
 /// Deletes an alert of the organization.
-pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<()> {
+pub async fn delete(db: &Db, org_id: OrgId, id: Uuid) -> Result<()> {
     if store::delete(db, org_id, id).await? {
         Ok(())
     } else {
@@ -293,7 +293,7 @@ pub async fn run_frequency(
             Ok(n) => sent += n,
             Err(e) => {
                 failed += 1;
-                tracing::error!(org_id, frequency = %f.as_str(), error = ?e, "alert pass failed for an organization");
+                tracing::error!(org_id = org_id.0, frequency = %f.as_str(), error = ?e, "alert pass failed for an organization");
             }
         }
     }
@@ -308,7 +308,7 @@ async fn run_org(
     db: &Db,
     out: &Outgoing,
     key: &[u8],
-    org_id: i64,
+    org_id: OrgId,
     f: Frequency,
     boundary: Ts,
     now: Ts,
@@ -323,25 +323,25 @@ async fn run_org(
     let mut sent = 0;
     let mut after = None;
     // The jobs each distinct set of filters matches, kept across pages (bounded).
-    let mut matched: HashMap<String, HashSet<Uuid>> = HashMap::new();
+    let mut matched: HashMap<String, HashSet<JobId>> = HashMap::new();
     let mut matched_from = i64::MAX;
     loop {
         let page = store::due(db, org_id, f, boundary, newest, after, PAGE).await?;
         let Some(last) = page.last() else { break };
         after = Some(last.id);
         let oldest = page.iter().map(|a| a.cursor).min().unwrap_or(0);
-        let entries: Vec<(i64, Uuid)> = store::entries_after(db, org_id, oldest, MAX_ENTRIES)
+        let entries: Vec<(i64, JobId)> = store::entries_after(db, org_id, oldest, MAX_ENTRIES)
             .await?
             .into_iter()
             .filter(|(seq, _)| *seq <= newest)
             .collect();
-        let ids: Vec<Uuid> = entries.iter().map(|(_, id)| *id).collect();
+        let ids: Vec<JobId> = entries.iter().map(|(_, id)| *id).collect();
         // Matches are valid for the same entries only.
         if oldest != matched_from || matched.len() >= MAX_CACHED {
             matched.clear();
             matched_from = oldest;
         }
-        let mut planned: Vec<(&Alert, Vec<Uuid>)> = Vec::with_capacity(page.len());
+        let mut planned: Vec<(&Alert, Vec<JobId>)> = Vec::with_capacity(page.len());
         for alert in &page {
             if !matched.contains_key(&alert.query) {
                 let set = match canonical_query(&alert.query) {
@@ -355,7 +355,7 @@ async fn run_org(
             }
             let set = &matched[&alert.query];
             // Newest first.
-            let mine: Vec<Uuid> = entries
+            let mine: Vec<JobId> = entries
                 .iter()
                 .rev()
                 .filter(|(seq, id)| *seq > alert.cursor && set.contains(id))
@@ -363,12 +363,12 @@ async fn run_org(
                 .collect();
             planned.push((alert, mine));
         }
-        let wanted: HashSet<Uuid> = planned
+        let wanted: HashSet<JobId> = planned
             .iter()
             .flat_map(|(_, mine)| mine.iter().take(mail::MAX_LISTED).copied())
             .collect();
-        let wanted: Vec<Uuid> = wanted.into_iter().collect();
-        let found: HashMap<Uuid, jobs::Job> = jobs::get_many(db, org_id, &wanted)
+        let wanted: Vec<JobId> = wanted.into_iter().collect();
+        let found: HashMap<JobId, jobs::Job> = jobs::get_many(db, org_id, &wanted)
             .await?
             .into_iter()
             .map(|j| (j.id, j))
@@ -401,7 +401,7 @@ async fn run_org(
                 continue;
             }
             if let Some(why) = refused {
-                tracing::warn!(alert_id = %alert.id, org_id, %why, "alert mail not queued");
+                tracing::warn!(alert_id = %alert.id, org_id = org_id.0, %why, "alert mail not queued");
                 store::record_failure(&mut tx, alert.id, &why, now).await?;
                 continue;
             }

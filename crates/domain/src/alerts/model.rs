@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::{
-    Error, FieldError, QueryInput, Ts,
+    Error, FieldError, OrgId, QueryInput, Ts,
     jobs::{ListFilter, ListQuery},
     query,
     query::{QEnum, QInt, QText},
@@ -45,7 +45,7 @@ pub struct Alert {
     pub last_error_at: Option<Ts>,
     #[serde(skip)]
     #[schema(ignore)]
-    pub org_id: i64,
+    pub org_id: OrgId,
     /// The last entry of the live-jobs log this alert was matched against.
     #[serde(skip)]
     #[schema(ignore)]

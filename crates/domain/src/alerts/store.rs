@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 use super::model::{Alert, AlertListQuery, Frequency};
 use crate::{
-    Ts,
+    JobId, OrgId, Ts,
     db::{Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
 };
@@ -36,7 +36,7 @@ pub(super) async fn insert(tx: &mut Tx, a: &Alert) -> DbResult<()> {
 /// The alert of this address, filters and frequency that is not unsubscribed.
 pub(super) async fn same(
     tx: &mut Tx,
-    org_id: i64,
+    org_id: OrgId,
     email: &str,
     query: &str,
     frequency: Frequency,
@@ -84,7 +84,7 @@ pub(super) async fn unsubscribe(db: &Db, id: Uuid) -> DbResult<bool> {
 /// A page of the organization's alerts, newest first (all of them when `page` is None).
 pub(super) async fn list(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     q: &AlertListQuery,
     paged: bool,
 ) -> DbResult<(Vec<Alert>, i64)> {
@@ -112,7 +112,7 @@ pub(super) async fn list(
 }
 
 /// Deletes an alert of the organization; false when there is none.
-pub(super) async fn delete(db: &Db, org_id: i64, id: Uuid) -> DbResult<bool> {
+pub(super) async fn delete(db: &Db, org_id: OrgId, id: Uuid) -> DbResult<bool> {
     let n = dispatch!(db.writer(), p => {
         sqlx::query("DELETE FROM job_alerts WHERE org_id = $1 AND id = $2")
             .bind(org_id).bind(id).execute(p).await?.rows_affected()
@@ -139,7 +139,7 @@ pub(super) async fn expire_pending(db: &Db, before: Ts) -> DbResult<u64> {
 /// The newest entry of the organization's live-jobs log written before `settled` (0
 /// when none): entries of transactions still open then may commit later with lower
 /// numbers on PostgreSQL, so the newest seconds are left to the next pass.
-pub(super) async fn newest(db: &Db, org_id: i64, settled: Ts) -> DbResult<i64> {
+pub(super) async fn newest(db: &Db, org_id: OrgId, settled: Ts) -> DbResult<i64> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(seq) FROM job_live_log WHERE org_id = $1 AND live_at <= $2")
             .bind(org_id).bind(settled).fetch_one(p).await?.unwrap_or(0)
@@ -156,7 +156,7 @@ pub(super) async fn newest_overall(db: &Db, settled: Ts) -> DbResult<i64> {
 }
 
 /// The organizations with active alerts of `frequency`.
-pub(super) async fn orgs_with_alerts(db: &Db, frequency: Frequency) -> DbResult<Vec<i64>> {
+pub(super) async fn orgs_with_alerts(db: &Db, frequency: Frequency) -> DbResult<Vec<OrgId>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT DISTINCT org_id FROM job_alerts WHERE status = 'active' AND frequency = $1 ORDER BY org_id")
             .bind(frequency).fetch_all(p).await?
@@ -164,7 +164,7 @@ pub(super) async fn orgs_with_alerts(db: &Db, frequency: Frequency) -> DbResult<
 }
 
 /// The organizations with log entries after `after`.
-pub(super) async fn orgs_with_entries_after(db: &Db, after: i64) -> DbResult<Vec<i64>> {
+pub(super) async fn orgs_with_entries_after(db: &Db, after: i64) -> DbResult<Vec<OrgId>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT DISTINCT org_id FROM job_live_log WHERE seq > $1 ORDER BY org_id")
             .bind(after).fetch_all(p).await?
@@ -174,11 +174,11 @@ pub(super) async fn orgs_with_entries_after(db: &Db, after: i64) -> DbResult<Vec
 /// The organization's log entries after `after` (at most `limit`, the newest), oldest first.
 pub(super) async fn entries_after(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     after: i64,
     limit: i64,
-) -> DbResult<Vec<(i64, Uuid)>> {
-    let mut rows: Vec<(i64, Uuid)> = dispatch!(db.reader(), p => {
+) -> DbResult<Vec<(i64, JobId)>> {
+    let mut rows: Vec<(i64, JobId)> = dispatch!(db.reader(), p => {
         sqlx::query_as("SELECT seq, job_id FROM job_live_log WHERE org_id = $1 AND seq > $2 ORDER BY seq DESC LIMIT $3")
             .bind(org_id).bind(after).bind(limit).fetch_all(p).await?
     });
@@ -190,7 +190,7 @@ pub(super) async fn entries_after(
 /// run since `boundary` and behind `newest`.
 pub(super) async fn due(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     frequency: Frequency,
     boundary: Ts,
     newest: i64,

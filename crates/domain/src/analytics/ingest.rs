@@ -6,14 +6,13 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use uuid::Uuid;
 
 use super::{
-    model::{Client, EventIn, EventType, EventsIn, Hit},
+    model::{Client, EventIn, EventType, EventsIn, Hit, check_recent},
     store,
 };
 use crate::{
-    Input, Result, Ts,
+    Input, JobId, OrgId, Result, Ts,
     db::{Db, Owned, owned_ids},
 };
 
@@ -26,11 +25,11 @@ struct Valid {
 /// Records a batch of 1 to 1,000 events (see [`EventsIn`]) sent by `client`; answers how
 /// many were recorded. All or nothing: any invalid event, or one naming a job that is not
 /// the organization's, refuses the batch with every problem found.
-pub async fn ingest(db: &Db, org_id: i64, mut body: Input, client: &Client) -> Result<usize> {
+pub async fn ingest(db: &Db, org_id: OrgId, mut body: Input, client: &Client) -> Result<usize> {
     let items = EventsIn::read(&mut body)
         .map(|b| b.events)
         .unwrap_or_default();
-    let now = Ts::now();
+    let now = db.now();
     let mut valid: Vec<Valid> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
         let field = format!("events[{index}]");
@@ -39,7 +38,13 @@ pub async fn ingest(db: &Db, org_id: i64, mut body: Input, client: &Client) -> R
             continue;
         };
         let mut e = Input::nested_at(&format!("{field}."), map);
-        let event = EventIn::read(&mut e);
+        let mut event = EventIn::read(&mut e);
+        if let Some(t) = event.as_ref().and_then(|ev| ev.occurred_at)
+            && let Err((code, message)) = check_recent(t, now)
+        {
+            e.error("occurred_at", code, message);
+            event = None;
+        }
         if let Some(ev) = &event
             && matches!(ev.kind, EventType::JobView | EventType::ApplyClick)
             && ev.job_id.is_none()
@@ -68,7 +73,7 @@ pub async fn ingest(db: &Db, org_id: i64, mut body: Input, client: &Client) -> R
 
 /// Adds an `events[i].job_id` error for every event naming a job that is not one of the
 /// organization's (looked up in one query).
-async fn check_jobs(db: &Db, org_id: i64, valid: &[Valid], body: &mut Input) -> Result<()> {
+async fn check_jobs(db: &Db, org_id: OrgId, valid: &[Valid], body: &mut Input) -> Result<()> {
     let known = known_jobs(db, org_id, valid.iter().filter_map(|v| v.event.job_id)).await?;
     for v in valid {
         if let Some(j) = v.event.job_id
@@ -88,7 +93,7 @@ async fn check_jobs(db: &Db, org_id: i64, valid: &[Valid], body: &mut Input) -> 
 /// `visitor_id` is hashed with the organization; without one, see [`Salts::visitor`].
 async fn hits(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     valid: Vec<Valid>,
     client: &Client,
     now: Ts,
@@ -98,7 +103,7 @@ async fn hits(
     for Valid { event, .. } in valid {
         let day = event.occurred_at.unwrap_or(now).0.date_naive();
         let visitor = match &event.visitor_id {
-            Some(v) => hash16(&[b"id", &org_id.to_be_bytes(), v.as_bytes()]),
+            Some(v) => hash16(&[b"id", &org_id.0.to_be_bytes(), v.as_bytes()]),
             None => salts.visitor(db, org_id, day, client).await?,
         };
         out.push(Hit {
@@ -122,7 +127,7 @@ impl Salts {
     async fn visitor(
         &mut self,
         db: &Db,
-        org_id: i64,
+        org_id: OrgId,
         day: chrono::NaiveDate,
         client: &Client,
     ) -> Result<[u8; 16]> {
@@ -138,7 +143,7 @@ impl Salts {
         Ok(hash16(&[
             b"addr",
             &salt,
-            &org_id.to_be_bytes(),
+            &org_id.0.to_be_bytes(),
             ip.as_bytes(),
             b"\0",
             client.user_agent.as_bytes(),
@@ -150,9 +155,9 @@ impl Salts {
 /// batch with others (see [`record_views`]).
 #[derive(Debug, Clone)]
 pub struct View {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub kind: EventType,
-    pub job_id: Option<Uuid>,
+    pub job_id: Option<JobId>,
     pub at: Ts,
     pub client: Client,
 }
@@ -189,10 +194,10 @@ pub async fn record_views(db: &Db, mut views: Vec<View>) -> Result<usize> {
 /// Which of `ids` are jobs of the organization (one query for the distinct ids).
 async fn known_jobs(
     db: &Db,
-    org_id: i64,
-    ids: impl Iterator<Item = Uuid>,
-) -> Result<HashSet<Uuid>> {
-    let ids: Vec<Uuid> = ids.collect::<HashSet<_>>().into_iter().collect();
+    org_id: OrgId,
+    ids: impl Iterator<Item = JobId>,
+) -> Result<HashSet<JobId>> {
+    let ids: Vec<JobId> = ids.collect::<HashSet<_>>().into_iter().collect();
     Ok(owned_ids(db, Owned::Jobs, org_id, &ids)
         .await?
         .into_iter()

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use chrono::NaiveDate;
-use uuid::Uuid;
 
 use super::{
     hll::Sketch,
@@ -13,7 +12,7 @@ use super::{
     visitors::DailyVisitors,
 };
 use crate::{
-    QueryInput, Result,
+    JobId, OrgId, QueryInput, Result,
     db::{Db, Owned, owned_ids},
 };
 
@@ -24,9 +23,14 @@ use crate::{
 /// Distinct visitors are counted while the jobs' (day, visitor) rows add up to at most
 /// the exact bound, and estimated per job from the daily sketches beyond (flagged by
 /// `visitors_exact`).
-pub async fn jobs(db: &Db, org_id: i64, mut q: QueryInput, today: NaiveDate) -> Result<JobReport> {
+pub async fn jobs(
+    db: &Db,
+    org_id: OrgId,
+    mut q: QueryInput,
+    today: NaiveDate,
+) -> Result<JobReport> {
     let raw = JobsQuery::read(&mut q);
-    let mut ids: Vec<Uuid> = Vec::with_capacity(raw.job_ids.len());
+    let mut ids: Vec<JobId> = Vec::with_capacity(raw.job_ids.len());
     for id in raw.job_ids {
         if !ids.contains(&id) {
             ids.push(id);
@@ -49,14 +53,14 @@ pub async fn jobs(db: &Db, org_id: i64, mut q: QueryInput, today: NaiveDate) -> 
         all.add(c.visitors);
     }
     let visitors_exact = !all.estimated();
-    let visitors: HashMap<Uuid, i64> = if visitors_exact {
+    let visitors: HashMap<JobId, i64> = if visitors_exact {
         if all.rows > 0 {
             store::exact_visitors(db, org_id, &ids, &w).await?
         } else {
             HashMap::new()
         }
     } else {
-        let busy: Vec<Uuid> = counters
+        let busy: Vec<JobId> = counters
             .iter()
             .filter(|(_, c)| c.visitors.rows > 0)
             .map(|(j, _)| *j)
@@ -71,7 +75,7 @@ pub async fn jobs(db: &Db, org_id: i64, mut q: QueryInput, today: NaiveDate) -> 
             .collect()
     };
     let applications = store::applications_by_job(db, org_id, &ids, &w).await?;
-    let per = |figure: &dyn Fn(&Uuid) -> Option<i64>| {
+    let per = |figure: &dyn Fn(&JobId) -> Option<i64>| {
         PerJob(
             ids.iter()
                 .map(|id| (*id, figure(id).unwrap_or(0)))

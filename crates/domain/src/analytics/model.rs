@@ -11,10 +11,9 @@ use utoipa::{
         schema::{Schema, Type},
     },
 };
-use uuid::Uuid;
 
 use crate::{
-    Ts,
+    JobId, Ts,
     kind::{Check, Enum, Id, Instant, Kind, Refs, Text},
     query,
     query::{QDate, QEnum, QId},
@@ -144,27 +143,33 @@ impl Kind for EventList {
 }
 
 /// When an event happened: an RFC 3339 date-time (see [`Instant`]) at most 5 minutes
-/// ahead of now and [`MAX_RANGE_DAYS`] days back.
+/// ahead of now and [`MAX_RANGE_DAYS`] days back. The reader checks the form; the range
+/// is checked against the time of the database the event is recorded in
+/// ([`check_recent`]).
 pub struct RecentInstant;
 
 impl Kind for RecentInstant {
     type Value = Ts;
     fn parse(v: &Value) -> Check<Ts> {
-        let t = Instant::parse(v)?;
-        let now = Ts::now();
-        if t > now.plus(chrono::Duration::minutes(5)) {
-            Err(("out_of_range", "Must not be in the future.".to_string()))
-        } else if t < now.plus(chrono::Duration::days(-MAX_RANGE_DAYS)) {
-            Err((
-                "out_of_range",
-                format!("Must be within the last {MAX_RANGE_DAYS} days."),
-            ))
-        } else {
-            Ok(t)
-        }
+        Instant::parse(v)
     }
     fn schema() -> RefOr<Schema> {
         Instant::schema()
+    }
+}
+
+/// `t` when it is at most 5 minutes ahead of `now` and [`MAX_RANGE_DAYS`] days back: the
+/// range of [`RecentInstant`].
+pub fn check_recent(t: Ts, now: Ts) -> Check<Ts> {
+    if t > now.plus(chrono::Duration::minutes(5)) {
+        Err(("out_of_range", "Must not be in the future.".to_string()))
+    } else if t < now.plus(chrono::Duration::days(-MAX_RANGE_DAYS)) {
+        Err((
+            "out_of_range",
+            format!("Must be within the last {MAX_RANGE_DAYS} days."),
+        ))
+    } else {
+        Ok(t)
     }
 }
 
@@ -182,7 +187,7 @@ request! {
         #[json = "type"]
         pub kind: required Enum<EventType>,
         /// Required for `job_view` and `apply_click`: a job of the organization.
-        pub job_id: optional Id,
+        pub job_id: optional Id<JobId>,
         /// The page viewed. Accepted; this version keeps daily counts only.
         pub path: optional Text<0, 2048>,
         /// Accepted; this version keeps daily counts only.
@@ -209,7 +214,7 @@ pub struct Client {
 #[derive(Debug, Clone)]
 pub struct Hit {
     pub kind: EventType,
-    pub job_id: Option<Uuid>,
+    pub job_id: Option<JobId>,
     /// The UTC day it happened.
     pub day: NaiveDate,
     /// The visitor's hash.
@@ -234,7 +239,7 @@ query! {
     pub struct JobsQuery {
         /// Job ids of the organization (a repeated id counts once).
         #[param = "jobIds"]
-        pub job_ids: QId = required_list(MAX_JOBS),
+        pub job_ids: QId<JobId> = required_list(MAX_JOBS),
         /// Default `30d`, ending today (UTC).
         pub period: QEnum<Period> = optional,
     }
@@ -281,7 +286,7 @@ pub struct SiteReport {
 /// One figure per job, in the order the jobs were asked for; written as an object keyed
 /// by job id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PerJob(pub Vec<(Uuid, i64)>);
+pub struct PerJob(pub Vec<(JobId, i64)>);
 
 impl Serialize for PerJob {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

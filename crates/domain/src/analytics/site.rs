@@ -2,7 +2,6 @@
 //! site's totals and daily series over it.
 
 use chrono::{Datelike, NaiveDate};
-use uuid::Uuid;
 
 use super::{
     hll::Sketch,
@@ -12,7 +11,7 @@ use super::{
     store::{self, Created, day_text},
     visitors::DailyVisitors,
 };
-use crate::{QueryInput, Result, db::Db};
+use crate::{JobId, OrgId, QueryInput, Result, db::Db};
 
 /// Reads the window of a site report from `q`: `period` (default `30d`) ending `today`,
 /// or `from` and `to` together (at most [`MAX_RANGE_DAYS`] days, between the years 2000
@@ -71,8 +70,8 @@ pub fn site_window(q: &mut QueryInput, today: NaiveDate) -> Window {
 /// The site's figures over `w`: totals, distinct visitors over the whole window (counted,
 /// or estimated from the daily sketches past the exact bound), jobs posted and members
 /// joined, and one entry per day.
-pub async fn site(db: &Db, org_id: i64, w: &Window) -> Result<SiteReport> {
-    let site = Uuid::nil();
+pub async fn site(db: &Db, org_id: OrgId, w: &Window) -> Result<SiteReport> {
+    let site = store::SITE;
     let counters = store::site_counters(db, org_id, w).await?;
     let mut daily = DailyVisitors::default();
     for c in counters.values() {
@@ -134,7 +133,7 @@ pub async fn site(db: &Db, org_id: i64, w: &Window) -> Result<SiteReport> {
 /// A job in a top list of the dashboard: its title (empty once deleted) and its figure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopJob {
-    pub job_id: Uuid,
+    pub job_id: JobId,
     pub title: String,
     pub count: i64,
 }
@@ -143,7 +142,7 @@ pub struct TopJob {
 /// in `w`, most first.
 pub async fn top_jobs(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     w: &Window,
     limit: i64,
 ) -> Result<(Vec<TopJob>, Vec<TopJob>)> {
@@ -151,15 +150,15 @@ pub async fn top_jobs(
         store::top_viewed(db, org_id, w, limit),
         store::top_applied(db, org_id, w, limit)
     )?;
-    let mut ids: Vec<Uuid> = viewed.iter().chain(&applied).map(|(id, _)| *id).collect();
+    let mut ids: Vec<JobId> = viewed.iter().chain(&applied).map(|(id, _)| *id).collect();
     ids.sort();
     ids.dedup();
-    let titles: std::collections::HashMap<Uuid, String> = crate::jobs::get_many(db, org_id, &ids)
+    let titles: std::collections::HashMap<JobId, String> = crate::jobs::get_many(db, org_id, &ids)
         .await?
         .into_iter()
         .map(|j| (j.id, j.title))
         .collect();
-    let named = |rows: Vec<(Uuid, i64)>| {
+    let named = |rows: Vec<(JobId, i64)>| {
         rows.into_iter()
             .map(|(job_id, count)| TopJob {
                 job_id,

@@ -8,7 +8,7 @@ use super::{
     hll::Sketch,
     store::{self, Built, DailyKey},
 };
-use crate::{Result, db::Db};
+use crate::{JobId, OrgId, Result, db::Db};
 
 /// The maintenance task migration 7 records.
 const TASK: &str = "analytics_sketches";
@@ -50,7 +50,7 @@ pub async fn rebuild_sketches(db: &Db) -> Result<u64> {
             return Ok(built);
         };
         // The visitor rows of each (organization, job) of the batch over its days.
-        let mut spans: BTreeMap<(i64, uuid::Uuid), (String, String)> = BTreeMap::new();
+        let mut spans: BTreeMap<(OrgId, JobId), (String, String)> = BTreeMap::new();
         for (org, job, day) in &keys {
             let span = spans
                 .entry((*org, *job))
@@ -72,7 +72,7 @@ pub async fn rebuild_sketches(db: &Db) -> Result<u64> {
                 }
             }
         }
-        let mut by_org: BTreeMap<i64, Vec<Built>> = BTreeMap::new();
+        let mut by_org: BTreeMap<OrgId, Vec<Built>> = BTreeMap::new();
         for ((org, job, day), (sketch, n)) in &sketches {
             by_org
                 .entry(*org)

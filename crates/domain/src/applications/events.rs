@@ -2,16 +2,15 @@
 //! order).
 
 use serde::Serialize;
-use uuid::Uuid;
 
 use super::model::{Application, ApplicationStatus};
-use crate::events::Event;
+use crate::{ApplicationId, JobId, events::Event};
 
 /// `application.received`: who applied to which job.
 #[derive(Debug, Serialize)]
 pub struct Received {
-    pub application_id: Uuid,
-    pub job_id: Uuid,
+    pub application_id: ApplicationId,
+    pub job_id: JobId,
     pub job_title: String,
     pub name: String,
     pub email: String,
@@ -26,8 +25,8 @@ impl Event for Received {
 /// `application.status_changed`: the move.
 #[derive(Debug, Serialize)]
 pub struct StatusChanged {
-    pub application_id: Uuid,
-    pub job_id: Uuid,
+    pub application_id: ApplicationId,
+    pub job_id: JobId,
     pub previous_status: ApplicationStatus,
     pub status: ApplicationStatus,
 }

@@ -6,16 +6,14 @@ pub mod events;
 pub mod model;
 mod store;
 
-use uuid::Uuid;
-
 pub use model::*;
 
-use crate::{Error, Input, Result, db::Db};
+use crate::{ApplicationId, Error, Input, JobId, OrgId, Result, db::Db};
 
 /// Receives an application to a job of the organization (status `new`) from a create
 /// body. Emits `application.received`. A body with bad fields is refused before the job
 /// is looked up; a job that is not the organization's is not found.
-pub async fn create(db: &Db, org_id: i64, job_id: Uuid, body: Input) -> Result<Application> {
+pub async fn create(db: &Db, org_id: OrgId, job_id: JobId, body: Input) -> Result<Application> {
     let new = ApplicationIn::parse(body)?;
     store::create(db, org_id, job_id, &new)
         .await?
@@ -23,21 +21,21 @@ pub async fn create(db: &Db, org_id: i64, job_id: Uuid, body: Input) -> Result<A
 }
 
 /// One application of the organization.
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> Result<Application> {
+pub async fn get(db: &Db, org_id: OrgId, id: ApplicationId) -> Result<Application> {
     store::get(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("application"))
 }
 
 /// The page `q` selects of the organization's applications, newest first.
-pub async fn list(db: &Db, org_id: i64, q: &ApplicationListQuery) -> Result<ApplicationPage> {
+pub async fn list(db: &Db, org_id: OrgId, q: &ApplicationListQuery) -> Result<ApplicationPage> {
     let (rows, total) = store::list(db, org_id, q).await?;
     Ok(ApplicationPage { rows, total })
 }
 
 /// Moves an application to the status of a patch body. Emits
 /// `application.status_changed` when the status changes.
-pub async fn update(db: &Db, org_id: i64, id: Uuid, body: Input) -> Result<Application> {
+pub async fn update(db: &Db, org_id: OrgId, id: ApplicationId, body: Input) -> Result<Application> {
     let patch = ApplicationPatch::parse(body)?;
     set_status(db, org_id, id, patch.status).await
 }
@@ -46,8 +44,8 @@ pub async fn update(db: &Db, org_id: i64, id: Uuid, body: Input) -> Result<Appli
 /// changes.
 pub async fn set_status(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: ApplicationId,
     status: ApplicationStatus,
 ) -> Result<Application> {
     store::set_status(db, org_id, id, status)

@@ -4,10 +4,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use crate::{
-    Ts,
+    ApplicationId, JobId, Ts,
     kind::{Email, Enum, Link, Object, Text, Trimmed},
     query,
     query::{QEnum, QId, QInt},
@@ -30,8 +29,10 @@ text_enum!(
 /// An application with every stored field.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct Application {
-    pub id: Uuid,
-    pub job_id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: ApplicationId,
+    #[schema(value_type = Uuid)]
+    pub job_id: JobId,
     /// The job's title when the application was received.
     pub job_title: String,
     pub name: String,
@@ -78,7 +79,7 @@ query! {
     /// Query of `GET /applications`.
     pub struct ApplicationListQuery {
         /// Only applications to this job.
-        pub job_id: QId = optional,
+        pub job_id: QId<JobId> = optional,
         /// Statuses (any of).
         pub status: QEnum<ApplicationStatus> = list(6),
         /// Page number, from 1.

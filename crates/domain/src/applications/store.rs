@@ -8,8 +8,8 @@ use super::{
     model::{Application, ApplicationIn, ApplicationListQuery, ApplicationStatus},
 };
 use crate::{
-    Ts,
-    db::{Db, DbResult, StoreError, Tx, events as outbox},
+    ApplicationId, JobId, OrgId,
+    db::{Backend, Db, DbResult, StoreError, Tx, events as outbox},
     dispatch, dispatch_tx,
 };
 
@@ -19,8 +19,8 @@ const COLUMNS: &str = Application::COLUMNS;
 /// `None` when there is no such job. The job's title is copied as it is now.
 pub(super) async fn create(
     db: &Db,
-    org_id: i64,
-    job_id: Uuid,
+    org_id: OrgId,
+    job_id: JobId,
     new: &ApplicationIn,
 ) -> DbResult<Option<Application>> {
     let mut tx = db.begin().await?;
@@ -38,7 +38,7 @@ pub(super) async fn create(
     );
     let app: Application = dispatch_tx!(&mut tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(Uuid::now_v7())
+            .bind(ApplicationId(Uuid::now_v7()))
             .bind(org_id)
             .bind(job_id)
             .bind(&title)
@@ -48,7 +48,7 @@ pub(super) async fn create(
             .bind(&new.cover_letter)
             .bind(new.answers.clone().map(sqlx::types::Json))
             .bind(ApplicationStatus::New)
-            .bind(Ts::now())
+            .bind(db.now())
             .fetch_one(&mut **t)
             .await?
     });
@@ -59,7 +59,11 @@ pub(super) async fn create(
 }
 
 /// One application of the organization.
-pub(super) async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Application>> {
+pub(super) async fn get(
+    db: &Db,
+    org_id: OrgId,
+    id: ApplicationId,
+) -> DbResult<Option<Application>> {
     let sql = format!("SELECT {COLUMNS} FROM applications WHERE org_id = $1 AND id = $2");
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await?
@@ -69,7 +73,7 @@ pub(super) async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Appli
 /// The page `q` selects, newest first, and the number of matching applications.
 pub(super) async fn list(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     q: &ApplicationListQuery,
 ) -> DbResult<(Vec<Application>, i64)> {
     let offset = (q.page - 1) * q.per_page;
@@ -99,8 +103,12 @@ pub(super) async fn list(
 
 /// The status of an application, locked until the transaction ends (on PostgreSQL; the
 /// SQLite transaction holds the database's write lock already).
-async fn status_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<ApplicationStatus>> {
-    let lock = if matches!(tx, Tx::Postgres(..)) {
+async fn status_locked(
+    tx: &mut Tx,
+    org_id: OrgId,
+    id: ApplicationId,
+) -> DbResult<Option<ApplicationStatus>> {
+    let lock = if tx.backend() == Backend::Postgres {
         " FOR UPDATE"
     } else {
         ""
@@ -115,8 +123,8 @@ async fn status_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Ap
 /// `None` when there is no such application.
 pub(super) async fn set_status(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: ApplicationId,
     status: ApplicationStatus,
 ) -> DbResult<Option<Application>> {
     let mut tx = db.begin().await?;
@@ -131,7 +139,7 @@ pub(super) async fn set_status(
             .bind(org_id)
             .bind(id)
             .bind(status)
-            .bind(Ts::now())
+            .bind(db.now())
             .fetch_one(&mut **t)
             .await
             .map_err(StoreError::from)?

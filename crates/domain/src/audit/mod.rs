@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::{
-    Result, Ts,
+    OrgId, Result, Ts, UserId,
     db::Db,
     query,
     query::{QInt, QText},
@@ -26,7 +26,8 @@ pub struct AuditEntry {
     /// When it happened.
     pub at: Ts,
     /// The staff user who acted (their id stays here after they are removed).
-    pub actor_user_id: Option<Uuid>,
+    #[schema(value_type = Option<Uuid>)]
+    pub actor_user_id: Option<UserId>,
     /// Their email address at the time.
     pub actor_email: String,
     /// What they did: `signed_in`, `signed_out`, `job.created`, `job.updated`,
@@ -46,14 +47,14 @@ pub struct AuditEntry {
     pub ip: Option<String>,
     #[serde(skip)]
     #[schema(ignore)]
-    pub org_id: i64,
+    pub org_id: OrgId,
 }
 
 /// An entry to record.
 #[derive(Debug, Clone)]
 pub struct NewEntry {
-    pub org_id: i64,
-    pub actor_user_id: Option<Uuid>,
+    pub org_id: OrgId,
+    pub actor_user_id: Option<UserId>,
     pub actor_email: String,
     pub action: String,
     pub target: Option<String>,
@@ -89,7 +90,7 @@ pub async fn record(db: &Db, e: &NewEntry, now: Ts) -> Result<()> {
 }
 
 /// A page of the organization's entries, newest first.
-pub async fn list(db: &Db, org_id: i64, q: &AuditQuery) -> Result<AuditPage> {
+pub async fn list(db: &Db, org_id: OrgId, q: &AuditQuery) -> Result<AuditPage> {
     let (rows, total) = store::list(db, org_id, q).await?;
     Ok(AuditPage { rows, total })
 }

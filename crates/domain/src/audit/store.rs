@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 use super::{AuditEntry, AuditQuery, NewEntry};
 use crate::{
-    Ts,
+    OrgId, Ts,
     db::{Db, DbResult},
     dispatch,
 };
@@ -32,7 +32,11 @@ pub(super) async fn insert(db: &Db, id: Uuid, e: &NewEntry, now: Ts) -> DbResult
     Ok(())
 }
 
-pub(super) async fn list(db: &Db, org_id: i64, q: &AuditQuery) -> DbResult<(Vec<AuditEntry>, i64)> {
+pub(super) async fn list(
+    db: &Db,
+    org_id: OrgId,
+    q: &AuditQuery,
+) -> DbResult<(Vec<AuditEntry>, i64)> {
     let actor = q.actor.as_deref().map(str::to_ascii_lowercase);
     Ok(dispatch!(db.reader(), p => {
         let mut count = sqlx::QueryBuilder::new("SELECT COUNT(*) FROM audit_log WHERE org_id = ");

@@ -4,10 +4,9 @@ mod store;
 
 use serde::Serialize;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use crate::{
-    Error, Input, Result, Ts,
+    CategoryId, Error, Input, OrgId, Result, Ts,
     db::Db,
     kind::{Matching, TextRule, Trimmed},
     request,
@@ -16,7 +15,8 @@ use crate::{
 /// A job category.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct Category {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: CategoryId,
     pub name: String,
     pub slug: String,
     pub created_at: Ts,
@@ -67,13 +67,13 @@ fn derived_slug(name: &str) -> String {
 }
 
 /// The organization's categories, by name.
-pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Category>> {
+pub async fn list(db: &Db, org_id: OrgId) -> Result<Vec<Category>> {
     Ok(store::list(db, org_id).await?)
 }
 
 /// Creates a category from a body. A slug already used in the organization is a
 /// conflict.
-pub async fn create(db: &Db, org_id: i64, mut body: Input) -> Result<Category> {
+pub async fn create(db: &Db, org_id: OrgId, mut body: Input) -> Result<Category> {
     let read = CategoryIn::read(&mut body);
     body.finish()?;
     let Some(c) = read else {

@@ -8,11 +8,12 @@
 use uuid::Uuid;
 
 use super::model::ItemListQuery;
+use crate::OrgId;
 
 /// What a cached CMS read is keyed by.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CacheKey {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub collection_id: Uuid,
     /// The normalised query (`list:published:50:0`, `item:<id>`).
     pub query: String,
@@ -20,7 +21,7 @@ pub struct CacheKey {
 
 impl CacheKey {
     /// The key of a page of a collection's items.
-    pub fn list(org_id: i64, collection_id: Uuid, q: &ItemListQuery) -> CacheKey {
+    pub fn list(org_id: OrgId, collection_id: Uuid, q: &ItemListQuery) -> CacheKey {
         let status = q.status.map_or("", |s| s.as_str());
         CacheKey {
             org_id,
@@ -30,7 +31,7 @@ impl CacheKey {
     }
 
     /// The key of one item.
-    pub fn item(org_id: i64, collection_id: Uuid, id: Uuid) -> CacheKey {
+    pub fn item(org_id: OrgId, collection_id: Uuid, id: Uuid) -> CacheKey {
         CacheKey {
             org_id,
             collection_id,
@@ -45,11 +46,11 @@ pub type Cache = crate::cache::Cache<CacheKey>;
 /// What the cache of CMS reads can forget.
 pub trait Purge {
     /// Drops every entry of one collection.
-    fn purge(&self, org_id: i64, collection_id: Uuid);
+    fn purge(&self, org_id: OrgId, collection_id: Uuid);
 }
 
 impl Purge for Cache {
-    fn purge(&self, org_id: i64, collection_id: Uuid) {
+    fn purge(&self, org_id: OrgId, collection_id: Uuid) {
         self.purge_where(|k| k.org_id == org_id && k.collection_id == collection_id);
     }
 }

@@ -18,7 +18,7 @@ pub use model::*;
 pub use schema::{FieldDef, FieldDefIn, FieldType};
 pub use store::list_items;
 
-use crate::{Error, Field, Input, Result, Ts, db::Db};
+use crate::{Error, Field, Input, OrgId, Result, Ts, db::Db};
 
 /// A collection written by [`upsert_collection`].
 #[derive(Debug, Clone)]
@@ -37,12 +37,12 @@ pub struct Saved {
 }
 
 /// The organization's collections, by slug.
-pub async fn list_collections(db: &Db, org_id: i64) -> Result<Vec<Collection>> {
+pub async fn list_collections(db: &Db, org_id: OrgId) -> Result<Vec<Collection>> {
     Ok(store::list_collections(db, org_id).await?)
 }
 
 /// One collection of the organization, with its schema.
-pub async fn collection(db: &Db, org_id: i64, slug: &str) -> Result<Collection> {
+pub async fn collection(db: &Db, org_id: OrgId, slug: &str) -> Result<Collection> {
     if !schema::valid_slug(slug) {
         return Err(Error::NotFound("collection"));
     }
@@ -53,7 +53,7 @@ pub async fn collection(db: &Db, org_id: i64, slug: &str) -> Result<Collection> 
 
 /// What a read needs of a collection (its id, visibility and version), when the
 /// organization has one with this slug: one indexed read.
-pub async fn head(db: &Db, org_id: i64, slug: &str) -> Result<Option<Head>> {
+pub async fn head(db: &Db, org_id: OrgId, slug: &str) -> Result<Option<Head>> {
     if !schema::valid_slug(slug) {
         return Ok(None);
     }
@@ -62,7 +62,7 @@ pub async fn head(db: &Db, org_id: i64, slug: &str) -> Result<Option<Head>> {
 
 /// Creates a collection from a `POST /cms` body, or replaces the name, visibility and
 /// schema of the one with its slug. Existing items are not revalidated.
-pub async fn upsert_collection(db: &Db, org_id: i64, mut body: Input) -> Result<Upserted> {
+pub async fn upsert_collection(db: &Db, org_id: OrgId, mut body: Input) -> Result<Upserted> {
     // The rules block is read on its own, before the other fields (its problems are named
     // `rules.<field>`); the document describes it as `CollectionIn.rules`.
     let rules = crate::request::read_block(&mut body, "rules", CollectionRulesIn::read);
@@ -101,7 +101,7 @@ pub async fn upsert_collection(db: &Db, org_id: i64, mut body: Input) -> Result<
 /// The collection of `slug` when it accepts public submissions (`rules.allow_public_submit`);
 /// otherwise `404`, as for a collection that does not exist (a submitter learns nothing
 /// of the organization's other collections).
-pub async fn submission_target(db: &Db, org_id: i64, slug: &str) -> Result<Collection> {
+pub async fn submission_target(db: &Db, org_id: OrgId, slug: &str) -> Result<Collection> {
     match collection(db, org_id, slug).await {
         Ok(c) if c.rules.allow_public_submit => Ok(c),
         Ok(_) => Err(Error::NotFound("collection")),
@@ -114,7 +114,7 @@ pub async fn submission_target(db: &Db, org_id: i64, slug: &str) -> Result<Colle
 /// item, stored as `pending_review` under manual moderation and `published` under auto,
 /// with no window, position 0 and no owner. A body that fills the trap field
 /// (`reference_code`) is refused and nothing is stored.
-pub async fn submit(db: &Db, org_id: i64, collection: &Collection, body: Input) -> Result<Item> {
+pub async fn submit(db: &Db, org_id: OrgId, collection: &Collection, body: Input) -> Result<Item> {
     if !collection.rules.allow_public_submit {
         return Err(Error::NotFound("collection"));
     }
@@ -130,7 +130,7 @@ pub async fn submit(db: &Db, org_id: i64, collection: &Collection, body: Input) 
         ));
     }
     let data = checked_data(collection, req.data)?;
-    let now = Ts::now();
+    let now = db.now();
     let item = Item {
         id: Uuid::now_v7(),
         data,
@@ -152,7 +152,7 @@ pub async fn next_boundary(db: &Db, collection_id: Uuid, now: Ts) -> Result<Opti
 }
 
 /// One item of the collection, whatever its status.
-pub async fn get_item(db: &Db, org_id: i64, collection_id: Uuid, id: Uuid) -> Result<Item> {
+pub async fn get_item(db: &Db, org_id: OrgId, collection_id: Uuid, id: Uuid) -> Result<Item> {
     store::get_item(db, org_id, collection_id, id)
         .await?
         .ok_or(Error::NotFound("item"))
@@ -163,7 +163,7 @@ pub async fn get_item(db: &Db, org_id: i64, collection_id: Uuid, id: Uuid) -> Re
 /// the stored values, fields omitted keep them.
 pub async fn save_item(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection: &Collection,
     mut body: Input,
 ) -> Result<Saved> {
@@ -184,7 +184,7 @@ pub async fn save_item(
         return Err(Error::Internal("validated item fields missing"));
     };
     let data = checked_data(collection, sent.data)?;
-    let now = Ts::now();
+    let now = db.now();
     let Some(id) = sent.id else {
         let item = Item {
             id: Uuid::now_v7(),
@@ -232,7 +232,7 @@ pub async fn save_item(
 /// `data` is left untouched.
 pub async fn update_item(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection: &Collection,
     id: Uuid,
     mut body: Input,
@@ -259,7 +259,7 @@ pub async fn update_item(
         Some(d) => Some(checked_data(collection, d)?),
         None => None,
     };
-    let now = Ts::now();
+    let now = db.now();
     store::update_item(db, org_id, collection.id, id, |current| {
         let mut next = current.clone();
         if let Some(d) = data {
@@ -280,7 +280,7 @@ pub async fn update_item(
 }
 
 /// Deletes an item of the collection permanently.
-pub async fn delete_item(db: &Db, org_id: i64, collection_id: Uuid, id: Uuid) -> Result<()> {
+pub async fn delete_item(db: &Db, org_id: OrgId, collection_id: Uuid, id: Uuid) -> Result<()> {
     if store::delete_item(db, org_id, collection_id, id).await? {
         Ok(())
     } else {

@@ -7,8 +7,8 @@ use super::model::{
     Collection, CollectionRules, Fields, Head, Item, ItemStatus, ListFilter, Order, Visibility,
 };
 use crate::{
-    Result, Ts,
-    db::{Db, DbResult, StoreError, Tx},
+    OrgId, Result, Ts,
+    db::{Backend, Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
 };
 
@@ -21,16 +21,16 @@ const ITEM_COLS: &str =
 /// turns the stored rules (the defaults for a new collection) into the ones to store.
 pub(super) async fn upsert_collection(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     slug: &str,
     name: &str,
     visibility: Visibility,
     schema: &Fields,
     rules: impl FnOnce(CollectionRules) -> CollectionRules,
 ) -> DbResult<(Collection, bool)> {
-    let now = Ts::now();
+    let now = db.now();
     let mut tx = db.begin().await?;
-    let lock = if matches!(tx, Tx::Postgres(..)) {
+    let lock = if tx.backend() == Backend::Postgres {
         " FOR UPDATE"
     } else {
         ""
@@ -76,7 +76,7 @@ pub(super) async fn upsert_collection(
     Ok((c, created))
 }
 
-pub(super) async fn list_collections(db: &Db, org_id: i64) -> DbResult<Vec<Collection>> {
+pub(super) async fn list_collections(db: &Db, org_id: OrgId) -> DbResult<Vec<Collection>> {
     let sql =
         format!("SELECT {COLLECTION_COLS} FROM cms_collections WHERE org_id = $1 ORDER BY slug");
     dispatch!(db.reader(), p => {
@@ -86,7 +86,7 @@ pub(super) async fn list_collections(db: &Db, org_id: i64) -> DbResult<Vec<Colle
 
 pub(super) async fn get_collection(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     slug: &str,
 ) -> DbResult<Option<Collection>> {
     let sql =
@@ -97,7 +97,7 @@ pub(super) async fn get_collection(
 }
 
 /// The id, visibility and version of a collection: one indexed read.
-pub(super) async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Head>> {
+pub(super) async fn head(db: &Db, org_id: OrgId, slug: &str) -> DbResult<Option<Head>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as("SELECT id, visibility, version, sort_by, sort_dir FROM cms_collections WHERE org_id = $1 AND slug = $2")
             .bind(org_id)
@@ -110,7 +110,7 @@ pub(super) async fn head(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<He
 /// A page of a collection's items in `order` and how many the filter matches.
 pub async fn list_items(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection_id: Uuid,
     filter: ListFilter,
     order: Order,
@@ -180,7 +180,7 @@ pub(super) async fn next_boundary(db: &Db, collection_id: Uuid, now: Ts) -> DbRe
 
 pub(super) async fn get_item(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection_id: Uuid,
     id: Uuid,
 ) -> DbResult<Option<Item>> {
@@ -205,7 +205,7 @@ async fn bump(tx: &mut Tx, collection_id: Uuid) -> DbResult<()> {
 /// Inserts `item` into the collection and bumps its version, in one transaction.
 pub(super) async fn insert_item(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection_id: Uuid,
     item: &Item,
 ) -> DbResult<Item> {
@@ -240,13 +240,13 @@ pub(super) async fn insert_item(
 /// of this collection.
 pub(super) async fn update_item(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection_id: Uuid,
     id: Uuid,
     plan: impl FnOnce(&Item) -> Result<Item>,
 ) -> Result<Option<Item>> {
     let mut tx = db.begin().await?;
-    let lock = if matches!(tx, Tx::Postgres(..)) {
+    let lock = if tx.backend() == Backend::Postgres {
         " FOR UPDATE"
     } else {
         ""
@@ -288,7 +288,7 @@ pub(super) async fn update_item(
 /// Deletes an item; `false` when it is not an item of this collection.
 pub(super) async fn delete_item(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     collection_id: Uuid,
     id: Uuid,
 ) -> DbResult<bool> {

@@ -8,11 +8,14 @@
 use tokio::sync::{mpsc, oneshot};
 
 use super::{events, model::Job, store};
-use crate::db::{Db, DbResult, Pool, Tx};
+use crate::{
+    OrgId,
+    db::{Db, DbResult, Pool, Tx},
+};
 
 /// A creation waiting for the SQLite writer.
 struct Pending {
-    org_id: i64,
+    org_id: OrgId,
     job: Job,
     reply: oneshot::Sender<DbResult<Job>>,
 }
@@ -24,7 +27,7 @@ struct Queue(mpsc::UnboundedSender<Pending>);
 const MAX_BATCH: usize = 64;
 
 /// Creates `job`: batched with concurrent creations on SQLite, alone on PostgreSQL.
-pub(super) async fn create(db: &Db, org_id: i64, job: Job) -> DbResult<Job> {
+pub(super) async fn create(db: &Db, org_id: OrgId, job: Job) -> DbResult<Job> {
     if let Pool::Sqlite(pool) = db.writer() {
         let queue = db.queue(|db| {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -49,7 +52,7 @@ pub(super) async fn create(db: &Db, org_id: i64, job: Job) -> DbResult<Job> {
 /// Commits the queued creations in batches ([`Db::next_batch`]).
 async fn drain(db: Db, pool: sqlx::SqlitePool, mut rx: mpsc::UnboundedReceiver<Pending>) {
     while let Some(batch) = Db::next_batch(&mut rx, MAX_BATCH).await {
-        match commit(&pool, &batch, db.outgoing()).await {
+        match commit(&db, &pool, &batch).await {
             Ok(results) => {
                 for (p, r) in batch.into_iter().zip(results) {
                     let _ = p.reply.send(r);
@@ -69,11 +72,12 @@ async fn drain(db: Db, pool: sqlx::SqlitePool, mut rx: mpsc::UnboundedReceiver<P
 /// Inserts every creation of `batch` and commits once. A creation whose own insert fails
 /// (which leaves nothing behind) gets its error; any other failure fails the batch.
 async fn commit(
+    db: &Db,
     pool: &sqlx::SqlitePool,
     batch: &[Pending],
-    out: Option<&crate::db::Outgoing>,
 ) -> DbResult<Vec<DbResult<Job>>> {
-    let mut tx = Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?);
+    let out = db.outgoing();
+    let mut tx = Tx::sqlite(db, pool.begin_with("BEGIN IMMEDIATE").await?);
     let mut results = Vec::with_capacity(batch.len());
     for p in batch {
         let inserted = store::insert_new(&mut tx, p.org_id, &p.job).await;

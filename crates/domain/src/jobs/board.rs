@@ -4,16 +4,14 @@
 
 use std::sync::LazyLock;
 
-use uuid::Uuid;
-
 use super::model::Job;
-use crate::{Result, Ts, db::Db, dispatch};
+use crate::{JobId, OrgId, Result, Ts, db::Db, dispatch};
 
 static COLUMNS: LazyLock<String> = LazyLock::new(|| Job::COLUMNS.join(", "));
 
 /// The jobs of the organization with these ids, in the order of `ids` (ids that are not
 /// the organization's are left out).
-pub async fn get_many(db: &Db, org_id: i64, ids: &[Uuid]) -> Result<Vec<Job>> {
+pub async fn get_many(db: &Db, org_id: OrgId, ids: &[JobId]) -> Result<Vec<Job>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -44,7 +42,7 @@ pub struct LiveJob {
     pub updated_at: Ts,
     is_sticky: bool,
     created_at: Ts,
-    id: Uuid,
+    id: JobId,
 }
 
 /// Where a batch of [`live_batch`] starts.
@@ -61,7 +59,7 @@ pub enum Start<'a> {
 /// holds no read transaction open while a slow client reads it.
 pub async fn live_batch(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     now: Ts,
     from: Start<'_>,
     limit: i64,
@@ -109,7 +107,7 @@ pub async fn live_batch(
 
 /// The number of live jobs of the organization at `now` (from the per-organization
 /// counters, as the unfiltered list counts them).
-pub async fn count_live(db: &Db, org_id: i64, now: Ts) -> Result<i64> {
+pub async fn count_live(db: &Db, org_id: OrgId, now: Ts) -> Result<i64> {
     let q = super::ListQuery {
         filter: super::ListFilter {
             statuses: Some(vec![super::JobStatus::Active]),

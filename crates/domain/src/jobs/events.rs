@@ -1,17 +1,16 @@
 //! The events of jobs and their payloads (field order is the delivered JSON's order).
 
 use serde::Serialize;
-use uuid::Uuid;
 
 use super::model::{Job, JobStatus, url_of};
-use crate::events::Event;
+use crate::{JobId, events::Event};
 
 /// `job.approved`, `job.expired`, `job.deleted`: the job and its status.
 #[derive(Debug, Serialize)]
 pub struct JobBrief {
     #[serde(skip)]
     event: &'static str,
-    pub job_id: Uuid,
+    pub job_id: JobId,
     pub title: String,
     pub company_name: String,
     pub status: JobStatus,
@@ -34,7 +33,7 @@ pub struct JobDetail {
 /// `job.status_changed`: the move.
 #[derive(Debug, Serialize)]
 pub struct StatusChanged {
-    pub job_id: Uuid,
+    pub job_id: JobId,
     pub title: String,
     pub company_name: String,
     pub previous_status: JobStatus,

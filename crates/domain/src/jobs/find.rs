@@ -8,7 +8,7 @@
 use sqlx::{Connection, SqliteConnection};
 
 use super::model::{JobStatus, ListFilter, Total};
-use crate::{Ts, db::DbResult};
+use crate::{OrgId, Ts, db::DbResult};
 
 /// A location filter matching more distinct locations than this is answered by the
 /// general query instead (an `OR` of that many tags would cost more than it saves).
@@ -71,7 +71,7 @@ pub(super) fn like_pattern(s: &str) -> String {
 /// snapshot.
 pub(super) async fn find(
     conn: &mut SqliteConnection,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
     limit: i64,
     offset: i64,
@@ -109,7 +109,7 @@ pub(super) async fn find(
         conds.push(any_tag(
             f.categories
                 .iter()
-                .map(|c| format!("0c{}", hex::encode_upper(c.as_bytes()))),
+                .map(|c| format!("0c{}", hex::encode_upper(c.0.as_bytes()))),
         ));
     }
     if !f.locations.is_empty() {

@@ -6,7 +6,7 @@ use jobboard_search::index::{Doc, Names, OrgIndex, Query};
 use uuid::Uuid;
 
 use super::model::{JobStatus, JobType, ListFilter, Total};
-use crate::Ts;
+use crate::{JobId, Ts};
 
 /// A job as the index reads it from the database.
 #[derive(Debug, sqlx::FromRow)]
@@ -72,7 +72,7 @@ pub(super) fn new_index() -> OrgIndex {
 /// What a list found: the ids of the page's jobs in list order, and the exact total.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Found {
-    pub ids: Vec<Uuid>,
+    pub ids: Vec<JobId>,
     pub total: Total,
 }
 
@@ -84,11 +84,12 @@ pub(super) fn find(index: &OrgIndex, f: &ListFilter, limit: i64, offset: i64, no
         .as_ref()
         .map(|l| l.iter().map(|s| s.as_str()).collect());
     let job_types: Vec<&str> = f.job_types.iter().map(|t| t.as_str()).collect();
+    let categories: Vec<Uuid> = f.categories.iter().map(|c| c.0).collect();
     let q = Query {
         statuses: statuses.as_deref(),
         job_types: &job_types,
         locations: &f.locations,
-        categories: &f.categories,
+        categories: &categories,
         remote: f.is_remote,
         words: &f.search_words,
         limit,
@@ -96,7 +97,7 @@ pub(super) fn find(index: &OrgIndex, f: &ListFilter, limit: i64, offset: i64, no
     };
     let found = index.find(&q, now);
     Found {
-        ids: found.ids,
+        ids: found.ids.into_iter().map(JobId).collect(),
         total: Total { items: found.total },
     }
 }
@@ -140,7 +141,7 @@ mod tests {
             row(JobStatus::Pending, JobType::FullTime, 3, "Chef"),
             row(JobStatus::Expired, JobType::Temporary, 4, "Café chef"),
         ];
-        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let ids: Vec<crate::JobId> = rows.iter().map(|r| crate::JobId(r.id)).collect();
         for r in rows {
             index.put(&Doc::from(r), true).unwrap();
         }

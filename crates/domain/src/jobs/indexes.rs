@@ -33,7 +33,7 @@ use super::{
     model::ListFilter,
 };
 use crate::{
-    Ts,
+    OrgId, Ts,
     db::{Db, DbResult, Pool},
 };
 
@@ -54,7 +54,7 @@ const KEEP_CHANGES: i64 = 24 * 3600 * 1_000_000;
 /// Every search index of a node.
 pub struct Indexes {
     budget: usize,
-    slots: Mutex<HashMap<i64, Arc<Slot>>>,
+    slots: Mutex<HashMap<OrgId, Arc<Slot>>>,
     /// A clock for least-recently-used eviction.
     tick: AtomicU64,
 }
@@ -180,7 +180,7 @@ impl Indexes {
         )
     }
 
-    fn slot(&self, org_id: i64) -> Arc<Slot> {
+    fn slot(&self, org_id: OrgId) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = slots.entry(org_id).or_default().clone();
         slot.used
@@ -190,7 +190,7 @@ impl Indexes {
 
     /// Makes room for `need` bytes by dropping the least recently used indexes of other
     /// organizations; false when even that is not enough.
-    fn make_room(&self, org_id: i64, need: usize) -> bool {
+    fn make_room(&self, org_id: OrgId, need: usize) -> bool {
         if need > self.budget {
             return false;
         }
@@ -233,7 +233,7 @@ impl Slot {
 /// applied that version).
 pub(super) async fn find(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
     (limit, offset): (i64, i64),
     now: Ts,
@@ -289,7 +289,7 @@ async fn ensure(
     db: &Db,
     indexes: &Arc<Indexes>,
     slot: &Arc<Slot>,
-    org_id: i64,
+    org_id: OrgId,
 ) -> DbResult<Option<Arc<Live>>> {
     if slot.refused.load(Ordering::Relaxed) {
         return Ok(None);
@@ -308,7 +308,7 @@ async fn ensure(
 
 /// Starts a build of the organization's index unless one is running; the current index
 /// (if any) answers until the new one is ready.
-fn rebuild_in_background(db: &Db, indexes: &Arc<Indexes>, slot: &Arc<Slot>, org_id: i64) {
+fn rebuild_in_background(db: &Db, indexes: &Arc<Indexes>, slot: &Arc<Slot>, org_id: OrgId) {
     let Ok(guard) = slot.build.clone().try_lock_owned() else {
         return;
     };
@@ -318,16 +318,19 @@ fn rebuild_in_background(db: &Db, indexes: &Arc<Indexes>, slot: &Arc<Slot>, org_
         let started = Instant::now();
         match build_into(&db, &indexes, &slot, org_id).await {
             Ok(Some(live)) => tracing::info!(
-                org_id,
+                org_id = org_id.0,
                 jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
                 bytes = live.bytes.load(Ordering::Relaxed),
                 ms = started.elapsed().as_millis() as u64,
                 "search index built"
             ),
             Ok(None) => {
-                tracing::info!(org_id, "search index larger than its budget: lists use SQL")
+                tracing::info!(
+                    org_id = org_id.0,
+                    "search index larger than its budget: lists use SQL"
+                )
             }
-            Err(e) => tracing::warn!(org_id, error = ?e, "search index build failed"),
+            Err(e) => tracing::warn!(org_id = org_id.0, error = ?e, "search index build failed"),
         }
     });
 }
@@ -337,7 +340,7 @@ async fn build_into(
     db: &Db,
     indexes: &Indexes,
     slot: &Slot,
-    org_id: i64,
+    org_id: OrgId,
 ) -> DbResult<Option<Arc<Live>>> {
     let Some((index, mark)) = build(db, org_id).await? else {
         slot.refused.store(true, Ordering::Relaxed);
@@ -367,7 +370,7 @@ async fn build_into(
 }
 
 /// The organization's job count, from the counters.
-async fn count_jobs(db: &Db, org_id: i64) -> DbResult<i64> {
+async fn count_jobs(db: &Db, org_id: OrgId) -> DbResult<i64> {
     let sql = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM job_counts WHERE org_id = $1";
     Ok(crate::dispatch!(db.reader(), p => {
         sqlx::query_scalar(sql).bind(org_id).fetch_one(p).await?
@@ -376,7 +379,7 @@ async fn count_jobs(db: &Db, org_id: i64) -> DbResult<i64> {
 
 /// Reads every job of the organization in list order into a new index, with the mark
 /// its change reads start from (one snapshot). `None` when the jobs cannot be indexed.
-async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
+async fn build(db: &Db, org_id: OrgId) -> DbResult<Option<(OrgIndex, Mark)>> {
     let rows = format!(
         "SELECT {} FROM jobs j WHERE j.org_id = $1 ORDER BY j.created_at, j.id",
         DocRow::COLUMNS
@@ -438,7 +441,7 @@ async fn build(db: &Db, org_id: i64) -> DbResult<Option<(OrgIndex, Mark)>> {
 impl Live {
     /// Applies every change committed before this call began (or, with `seen`, before
     /// the organization's job list version was `seen`).
-    async fn catch_up(&self, db: &Db, org_id: i64, seen: Option<i64>) -> DbResult<()> {
+    async fn catch_up(&self, db: &Db, org_id: OrgId, seen: Option<i64>) -> DbResult<()> {
         if seen.is_some_and(|v| self.version.load(Ordering::Acquire) >= v) {
             return Ok(());
         }
@@ -561,7 +564,7 @@ impl Live {
 /// index of an organization nobody lists for a while does not fall behind).
 pub async fn keep_up(db: &Db) -> DbResult<()> {
     let indexes = Indexes::of(db);
-    let lives: Vec<(i64, Arc<Live>)> = {
+    let lives: Vec<(OrgId, Arc<Live>)> = {
         let slots = indexes.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots
             .iter()
@@ -583,7 +586,7 @@ pub async fn warm(db: &Db) -> DbResult<()> {
     }
     let sql = "SELECT org_id, CAST(SUM(n) AS BIGINT) AS jobs FROM job_counts \
         GROUP BY org_id HAVING SUM(n) > 0 ORDER BY jobs DESC, org_id LIMIT 1000";
-    let orgs: Vec<(i64, i64)> = crate::dispatch!(db.reader(), p => {
+    let orgs: Vec<(OrgId, i64)> = crate::dispatch!(db.reader(), p => {
         sqlx::query_as(sql).fetch_all(p).await?
     });
     for (org_id, jobs) in orgs {
@@ -605,7 +608,7 @@ pub async fn warm(db: &Db) -> DbResult<()> {
         let started = Instant::now();
         if let Some(live) = build_into(db, &indexes, &slot, org_id).await? {
             tracing::info!(
-                org_id,
+                org_id = org_id.0,
                 jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
                 bytes = live.bytes.load(Ordering::Relaxed),
                 ms = started.elapsed().as_millis() as u64,

@@ -12,7 +12,7 @@ use super::{
     search,
 };
 use crate::{
-    Error, QueryInput, Result, Ts,
+    CategoryId, Error, OrgId, QueryInput, Result, Ts,
     db::{Db, Owned, owned_ids},
     kind::Check,
     query,
@@ -65,7 +65,7 @@ query! {
         /// (case-insensitive).
         pub locations: QText<255> = list(50),
         /// Category ids of the organization (any of).
-        pub categories: QId = list(100),
+        pub categories: QId<CategoryId> = list(100),
         /// `true`: only remote jobs; `false`: only jobs that are not remote.
         pub is_remote: QBool = optional,
         /// Statuses, or `all`. Default `active`. Active jobs past `expires_at` are never
@@ -164,7 +164,7 @@ impl ListPage {
 
 /// The page `q` selects of the organization's jobs at `now`. A category that is not one
 /// of the organization's is a `categories` error.
-pub async fn list(db: &Db, org_id: i64, q: &ListQuery, now: Ts) -> Result<ListPage> {
+pub async fn list(db: &Db, org_id: OrgId, q: &ListQuery, now: Ts) -> Result<ListPage> {
     list_seen(db, org_id, q, now, None).await
 }
 
@@ -173,15 +173,15 @@ pub async fn list(db: &Db, org_id: i64, q: &ListQuery, now: Ts) -> Result<ListPa
 /// applied that version.
 pub async fn list_seen(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     q: &ListQuery,
     now: Ts,
     seen: Option<i64>,
 ) -> Result<ListPage> {
     if !q.filter.categories.is_empty() {
-        let found: Vec<Uuid> =
-            owned_ids(db, Owned::Categories, org_id, &q.filter.categories).await?;
-        if let Some(bad) = q.filter.categories.iter().find(|c| !found.contains(c)) {
+        let asked: Vec<Uuid> = q.filter.categories.iter().map(|c| c.0).collect();
+        let found: Vec<Uuid> = owned_ids(db, Owned::Categories, org_id, &asked).await?;
+        if let Some(bad) = asked.iter().find(|c| !found.contains(c)) {
             return Err(Error::field(
                 "categories",
                 "not_found",
@@ -197,6 +197,6 @@ pub async fn list_seen(
 
 /// The earliest `expires_at` after `now` among the organization's active jobs: the next
 /// moment its lists change without a write.
-pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> Result<Option<Ts>> {
+pub async fn next_expiry(db: &Db, org_id: OrgId, now: Ts) -> Result<Option<Ts>> {
     Ok(search::next_expiry(db, org_id, now).await?)
 }

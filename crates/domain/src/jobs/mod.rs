@@ -21,37 +21,37 @@ pub use list::{JobListQuery, ListPage, ListQuery, list, list_seen, next_expiry};
 pub use model::*;
 
 use crate::{
-    Error, Field, FieldError, Input, Result, Ts,
+    Error, Field, FieldError, Input, JobId, OrgId, Result, Ts,
     db::{Db, Owned, owned_ids},
     html, links,
 };
 
 /// One job of the organization.
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> Result<Job> {
+pub async fn get(db: &Db, org_id: OrgId, id: JobId) -> Result<Job> {
     store::get(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("job"))
 }
 
 /// True when `id` is a job of the organization.
-pub async fn exists(db: &Db, org_id: i64, id: Uuid) -> Result<bool> {
+pub async fn exists(db: &Db, org_id: OrgId, id: JobId) -> Result<bool> {
     Ok(!owned_ids(db, Owned::Jobs, org_id, &[id]).await?.is_empty())
 }
 
 /// Stores a job its caller built and checked itself (the storage path of [`create`],
 /// without the checks), with `job.created`. Concurrent creations share a commit on
 /// SQLite; one's failure never undoes another's.
-pub async fn create_checked(db: &Db, org_id: i64, job: Job) -> Result<Job> {
+pub async fn create_checked(db: &Db, org_id: OrgId, job: Job) -> Result<Job> {
     Ok(batch::create(db, org_id, job).await?)
 }
 
 /// One job of the organization by its slug, whatever its status.
-pub async fn get_by_slug(db: &Db, org_id: i64, slug: &str) -> Result<Option<Job>> {
+pub async fn get_by_slug(db: &Db, org_id: OrgId, slug: &str) -> Result<Option<Job>> {
     Ok(store::get_by_slug(db, org_id, slug).await?)
 }
 
 /// Creates a job from a create body (status `pending` unless sent). Emits `job.created`.
-pub async fn create(db: &Db, org_id: i64, mut body: Input) -> Result<Job> {
+pub async fn create(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job> {
     let changes = JobChanges::read(&mut body, true);
     check_category(db, org_id, &changes, &mut body).await?;
     let mut errors = body.into_errors();
@@ -64,8 +64,8 @@ pub async fn create(db: &Db, org_id: i64, mut body: Input) -> Result<Job> {
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
-    let now = Ts::now();
-    job.id = Uuid::now_v7();
+    let now = db.now();
+    job.id = JobId(Uuid::now_v7());
     job.description_text = text.unwrap_or_default();
     job.created_at = now;
     job.updated_at = now;
@@ -75,7 +75,7 @@ pub async fn create(db: &Db, org_id: i64, mut body: Input) -> Result<Job> {
 /// Changes a job from a patch body (at least one field). Emits `job.updated` with the
 /// changed fields and, on a status move, `job.status_changed` plus `job.approved` (to
 /// active) or `job.expired` (to expired). A body that changes nothing emits nothing.
-pub async fn update(db: &Db, org_id: i64, id: Uuid, mut body: Input) -> Result<Job> {
+pub async fn update(db: &Db, org_id: OrgId, id: JobId, mut body: Input) -> Result<Job> {
     if body.is_empty() {
         return Err(Error::field(
             "body",
@@ -95,7 +95,7 @@ pub async fn update(db: &Db, org_id: i64, id: Uuid, mut body: Input) -> Result<J
 
 /// Moves a job to `status` (approving it when `active`), with the events of
 /// [`update`].
-pub async fn set_status(db: &Db, org_id: i64, id: Uuid, status: JobStatus) -> Result<Job> {
+pub async fn set_status(db: &Db, org_id: OrgId, id: JobId, status: JobStatus) -> Result<Job> {
     let changes = JobChanges {
         status: Field::Value(status),
         ..JobChanges::default()
@@ -106,8 +106,8 @@ pub async fn set_status(db: &Db, org_id: i64, id: Uuid, status: JobStatus) -> Re
 /// Applies checked changes to the stored job, in its transaction.
 async fn apply(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: JobId,
     changes: JobChanges,
     text: Option<String>,
 ) -> Result<Job> {
@@ -132,7 +132,7 @@ async fn apply(
 
 /// Deletes a job permanently. Emits `job.deleted`. A job that other records (payments)
 /// still refer to is a conflict.
-pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Job> {
+pub async fn delete(db: &Db, org_id: OrgId, id: JobId) -> Result<Job> {
     store::delete(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("job"))
@@ -143,11 +143,11 @@ pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Job> {
 /// filters lists.
 pub async fn matching(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
-    ids: &[Uuid],
+    ids: &[JobId],
     now: Ts,
-) -> Result<Vec<Uuid>> {
+) -> Result<Vec<JobId>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
         out.extend(search::matching(db, org_id, f, chunk, now).await?);
@@ -234,7 +234,7 @@ impl Sent {
 /// Adds a `category_id` error unless the category sent is one of the organization's.
 async fn check_category(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     changes: &JobChanges,
     body: &mut Input,
 ) -> Result<()> {

@@ -3,10 +3,9 @@
 
 use serde::Serialize;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use crate::{
-    Ts,
+    CategoryId, JobId, Ts,
     form::{Field, Group, Labelled},
     form_text_enum,
     kind::{Amount, Email, Enum, Flag, Id, Instant, Line, Link, Text, Trimmed, UpperCurrency},
@@ -61,7 +60,8 @@ model! {
     /// `status` to `active` approves a job.
     patch JobPatch;
     {
-        key id: Uuid,
+        #[schema(value_type = Uuid)]
+        key id: JobId,
         write title: String = required Trimmed<1, 255>
             => Field::line("Job title").ld("title"),
         /// HTML; sanitised with an allow-list (scripts, event handlers and `javascript:`
@@ -117,7 +117,8 @@ model! {
                 .group(Group::Applications)
                 .no_ld(),
         /// A category of the organization.
-        write category_id: Option<Uuid> = optional Id
+        #[schema(value_type = Option<Uuid>)]
+        write category_id: Option<CategoryId> = optional Id<CategoryId>
             => Field::categories("Category").no_ld(),
         /// Absolute http(s) URL.
         write company_website: Option<String> = optional Link
@@ -242,7 +243,8 @@ pub fn url_of(slug: &str) -> String {
 /// A job as listed.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct JobListItem {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: JobId,
     pub title: String,
     pub description: String,
     pub company_name: String,
@@ -267,7 +269,7 @@ pub struct ListFilter {
     pub job_types: Vec<JobType>,
     /// Lower-case substrings; any may match.
     pub locations: Vec<String>,
-    pub categories: Vec<Uuid>,
+    pub categories: Vec<CategoryId>,
     pub is_remote: Option<bool>,
     /// The statuses listed; `None` is every status.
     pub statuses: Option<Vec<JobStatus>>,

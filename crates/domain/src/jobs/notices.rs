@@ -7,7 +7,7 @@
 
 use super::model::{Job, JobStatus, url_of};
 use crate::{
-    Ts,
+    OrgId, Ts,
     applications::model::Application,
     db::{DbResult, Outgoing, Tx},
     dispatch_tx,
@@ -26,7 +26,7 @@ struct OrgMail {
     mail_applications: bool,
 }
 
-async fn org_mail(tx: &mut Tx, org_id: i64) -> DbResult<Option<OrgMail>> {
+async fn org_mail(tx: &mut Tx, org_id: OrgId) -> DbResult<Option<OrgMail>> {
     Ok(dispatch_tx!(tx, t => {
         sqlx::query_as(
             "SELECT name, domain, mail_job_live, mail_applications FROM organizations WHERE id = $1",
@@ -39,7 +39,7 @@ async fn org_mail(tx: &mut Tx, org_id: i64) -> DbResult<Option<OrgMail>> {
 
 /// Queues `msg`; a message the outbox refuses (which checked addresses cannot cause) is
 /// logged and dropped rather than failing the write that caused it.
-async fn queue(tx: &mut Tx, org_id: i64, msg: Message) -> DbResult<()> {
+async fn queue(tx: &mut Tx, org_id: OrgId, msg: Message) -> DbResult<()> {
     match enqueue(tx, org_id, &msg).await {
         Ok(_) => Ok(()),
         Err(EnqueueError::Invalid(why)) => {
@@ -67,14 +67,14 @@ fn day(t: Ts) -> String {
 pub(crate) async fn job_written(
     tx: &mut Tx,
     out: Option<&Outgoing>,
-    org_id: i64,
+    org_id: OrgId,
     before: Option<&Job>,
     job: &Job,
 ) -> DbResult<()> {
     let went_live =
         job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
     if went_live && out.is_some() {
-        record_live(tx, org_id, job, Ts::now()).await?;
+        record_live(tx, org_id, job, tx.now()).await?;
     }
     let (Some(out), Some(to), true) = (out, job.contact_email.as_deref(), went_live) else {
         return Ok(());
@@ -114,7 +114,7 @@ pub(crate) async fn job_written(
 
 /// Notes in the live-jobs log that `job` went live (its first time only): what job
 /// alerts match against (kept while the service sends mail, as alerts exist only then).
-async fn record_live(tx: &mut Tx, org_id: i64, job: &Job, now: Ts) -> DbResult<()> {
+async fn record_live(tx: &mut Tx, org_id: OrgId, job: &Job, now: Ts) -> DbResult<()> {
     dispatch_tx!(tx, t => {
         sqlx::query(
             "INSERT INTO job_live_log (org_id, job_id, live_at) VALUES ($1, $2, $3) ON CONFLICT (job_id) DO NOTHING",
@@ -132,7 +132,7 @@ async fn record_live(tx: &mut Tx, org_id: i64, job: &Job, now: Ts) -> DbResult<(
 pub(crate) async fn application_received(
     tx: &mut Tx,
     out: Option<&Outgoing>,
-    org_id: i64,
+    org_id: OrgId,
     app: &Application,
 ) -> DbResult<()> {
     let Some(out) = out else {
@@ -188,7 +188,12 @@ pub(crate) async fn application_received(
 }
 
 /// The expiry reminder of `job` (just marked as reminded of its `expires_at`).
-pub(super) async fn reminder(tx: &mut Tx, out: &Outgoing, org_id: i64, job: &Job) -> DbResult<()> {
+pub(super) async fn reminder(
+    tx: &mut Tx,
+    out: &Outgoing,
+    org_id: OrgId,
+    job: &Job,
+) -> DbResult<()> {
     let (Some(to), Some(expires)) = (job.contact_email.as_deref(), job.expires_at) else {
         return Ok(());
     };

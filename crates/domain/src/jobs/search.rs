@@ -11,7 +11,7 @@ use super::{
     model::{JobListItem, JobStatus, ListFilter, Total},
 };
 use crate::{
-    Ts,
+    JobId, OrgId, Ts,
     db::{Backend, Db, DbResult},
     dispatch,
 };
@@ -59,12 +59,12 @@ macro_rules! bind_all {
 }
 
 /// The WHERE clause of a list (parameters start at `$1`), without the search condition.
-fn where_clause(org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+fn where_clause(org_id: OrgId, f: &ListFilter, now: Ts) -> Sql {
     let mut s = Sql {
         text: String::new(),
         args: Vec::new(),
     };
-    let org = s.arg(Arg::I64(org_id));
+    let org = s.arg(Arg::I64(org_id.0));
     let mut conds = vec![format!("org_id = {org}")];
     if let Some(statuses) = &f.statuses {
         let marks = s.list(statuses.iter().map(|v| Arg::Text(v.as_str().to_string())));
@@ -92,7 +92,7 @@ fn filter_conds(s: &mut Sql, f: &ListFilter) -> Option<String> {
         conds.push(format!("job_type IN ({marks})"));
     }
     if !f.categories.is_empty() {
-        let marks = s.list(f.categories.iter().map(|v| Arg::Uuid(*v)));
+        let marks = s.list(f.categories.iter().map(|v| Arg::Uuid(v.0)));
         conds.push(format!("category_id IN ({marks})"));
     }
     if let Some(r) = f.is_remote {
@@ -131,7 +131,7 @@ fn search_query(backend: Backend, words: &[String]) -> String {
 /// when it has applied that version).
 pub async fn list(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
     (limit, offset): (i64, i64),
     now: Ts,
@@ -146,7 +146,8 @@ pub async fn list(
         return Ok((page(db, org_id, f, now, limit, offset).await?, exact(total)));
     }
     if let Some(found) = indexes::find(db, org_id, f, (limit, offset), now, seen).await? {
-        let rows = rows_by_id(db, org_id, &found.ids).await?;
+        let ids: Vec<JobId> = found.ids;
+        let rows = rows_by_id(db, org_id, &ids).await?;
         return Ok((rows, found.total));
     }
     if let crate::db::Pool::Sqlite(pool) = db.reader() {
@@ -193,7 +194,7 @@ pub async fn list(
 /// One page: chosen from an index, then only its rows are read.
 async fn page(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
     now: Ts,
     limit: i64,
@@ -208,7 +209,7 @@ async fn page(
 /// The statement of one page of the list `f`.
 fn page_query(
     backend: Backend,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
     now: Ts,
     limit: i64,
@@ -252,7 +253,7 @@ async fn rows_by_seq(
 
 /// The rows of these jobs of the organization, in the order of `ids` (a job deleted
 /// since its ids were chosen is left out).
-async fn rows_by_id(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<JobListItem>> {
+async fn rows_by_id(db: &Db, org_id: OrgId, ids: &[JobId]) -> DbResult<Vec<JobListItem>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -271,14 +272,14 @@ async fn rows_by_id(db: &Db, org_id: i64, ids: &[Uuid]) -> DbResult<Vec<JobListI
         }
         q.fetch_all(p).await?
     });
-    let place: std::collections::HashMap<Uuid, usize> =
+    let place: std::collections::HashMap<JobId, usize> =
         ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     rows.sort_by_key(|r| place.get(&r.id).copied().unwrap_or(usize::MAX));
     Ok(rows)
 }
 
 /// Every condition of the list `f`: organization, statuses, liveness, filters and search.
-fn conditions(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+fn conditions(backend: Backend, org_id: OrgId, f: &ListFilter, now: Ts) -> Sql {
     let mut w = where_clause(org_id, f, now);
     if let Some(c) = filter_conds(&mut w, f) {
         w.text = format!("{} AND {c}", w.text);
@@ -298,7 +299,7 @@ fn conditions(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
 
 /// The earliest `expires_at` after `now` among the organization's active jobs: the next
 /// moment its lists change without a write.
-pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> DbResult<Option<Ts>> {
+pub async fn next_expiry(db: &Db, org_id: OrgId, now: Ts) -> DbResult<Option<Ts>> {
     let hint = match db.backend() {
         Backend::Sqlite => " INDEXED BY jobs_overdue",
         Backend::Postgres => "",
@@ -313,7 +314,7 @@ pub async fn next_expiry(db: &Db, org_id: i64, now: Ts) -> DbResult<Option<Ts>> 
 }
 
 /// The statement that counts the matches of a filtered list or a search.
-fn count_query(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
+fn count_query(backend: Backend, org_id: OrgId, f: &ListFilter, now: Ts) -> Sql {
     let mut w = conditions(backend, org_id, f, now);
     w.text = format!("SELECT COUNT(*) FROM jobs WHERE {}", w.text);
     w
@@ -324,7 +325,7 @@ fn count_query(backend: Backend, org_id: i64, f: &ListFilter, now: Ts) -> Sql {
 /// statement).
 async fn counted_total(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     statuses: Option<&[JobStatus]>,
     now: Ts,
 ) -> DbResult<i64> {
@@ -332,7 +333,7 @@ async fn counted_total(
         text: String::new(),
         args: Vec::new(),
     };
-    let org = s.arg(Arg::I64(org_id));
+    let org = s.arg(Arg::I64(org_id.0));
     let wanted = |st: &str| statuses.is_none_or(|l| l.iter().any(|x| x.as_str() == st));
     let listed: Vec<&str> = JobStatus::ALL
         .iter()
@@ -368,16 +369,16 @@ async fn counted_total(
 /// list: statuses, expiry, filters and search), in no particular order.
 pub async fn matching(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     f: &ListFilter,
-    ids: &[Uuid],
+    ids: &[JobId],
     now: Ts,
-) -> DbResult<Vec<Uuid>> {
+) -> DbResult<Vec<JobId>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let mut w = conditions(db.backend(), org_id, f, now);
-    let marks = w.list(ids.iter().map(|i| Arg::Uuid(*i)));
+    let marks = w.list(ids.iter().map(|i| Arg::Uuid(i.0)));
     let sql = format!("SELECT id FROM jobs WHERE {} AND id IN ({marks})", w.text);
     Ok(dispatch!(db.reader(), p => {
         bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?

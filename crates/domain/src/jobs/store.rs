@@ -11,8 +11,8 @@ use super::{
     notices,
 };
 use crate::{
-    Error, Result, Ts,
-    db::{Db, DbResult, Tx, events as outbox},
+    Error, JobId, OrgId, Result, Ts,
+    db::{Backend, Db, DbResult, Tx, events as outbox},
     dispatch, dispatch_tx,
 };
 
@@ -49,7 +49,7 @@ static UPDATE: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// Writes `events` to the outbox in `tx`.
-pub(super) async fn emit(tx: &mut Tx, org_id: i64, events: Vec<JobEvent>) -> DbResult<()> {
+pub(super) async fn emit(tx: &mut Tx, org_id: OrgId, events: Vec<JobEvent>) -> DbResult<()> {
     for e in events {
         outbox::emit_event(tx, org_id, &e).await?;
     }
@@ -57,7 +57,7 @@ pub(super) async fn emit(tx: &mut Tx, org_id: i64, events: Vec<JobEvent>) -> DbR
 }
 
 /// One job of this organization.
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+pub async fn get(db: &Db, org_id: OrgId, id: JobId) -> DbResult<Option<Job>> {
     let sql = format!(
         "SELECT {} FROM jobs WHERE org_id = $1 AND id = $2",
         *COLUMNS
@@ -68,7 +68,7 @@ pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
 }
 
 /// One job of this organization by its slug.
-pub async fn get_by_slug(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Job>> {
+pub async fn get_by_slug(db: &Db, org_id: OrgId, slug: &str) -> DbResult<Option<Job>> {
     let sql = format!(
         "SELECT {} FROM jobs WHERE org_id = $1 AND slug = $2",
         *COLUMNS
@@ -78,8 +78,8 @@ pub async fn get_by_slug(db: &Db, org_id: i64, slug: &str) -> DbResult<Option<Jo
     }))
 }
 
-async fn get_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
-    let lock = if matches!(tx, Tx::Postgres(..)) {
+async fn get_locked(tx: &mut Tx, org_id: OrgId, id: JobId) -> DbResult<Option<Job>> {
+    let lock = if tx.backend() == Backend::Postgres {
         " FOR UPDATE"
     } else {
         ""
@@ -94,7 +94,7 @@ async fn get_locked(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>>
 }
 
 /// Inserts the row (one statement: on failure nothing of it remains).
-pub(super) async fn insert(tx: &mut Tx, org_id: i64, job: &Job) -> DbResult<Job> {
+pub(super) async fn insert(tx: &mut Tx, org_id: OrgId, job: &Job) -> DbResult<Job> {
     Ok(dispatch_tx!(tx, t => {
         job.bind_insert(sqlx::query_as(sqlx::AssertSqlSafe(INSERT.as_str())).bind(org_id))
             .fetch_one(&mut **t)
@@ -121,7 +121,7 @@ pub(super) fn slug_for(job: &Job, attempt: u32) -> String {
 /// unique index) and is retried with a suffixed one. On failure nothing of it remains.
 /// SQLite only: a failed statement leaves a SQLite transaction usable, a PostgreSQL one
 /// aborted.
-pub(super) async fn insert_new(tx: &mut Tx, org_id: i64, job: &Job) -> DbResult<Job> {
+pub(super) async fn insert_new(tx: &mut Tx, org_id: OrgId, job: &Job) -> DbResult<Job> {
     let mut job = job.clone();
     let mut attempt = 0;
     loop {
@@ -136,7 +136,7 @@ pub(super) async fn insert_new(tx: &mut Tx, org_id: i64, job: &Job) -> DbResult<
 
 /// Creates a job with its `job.created` event in a transaction of its own (one per
 /// attempt: a taken slug is retried with a suffixed one).
-pub(super) async fn create_alone(db: &Db, org_id: i64, job: &Job) -> DbResult<Job> {
+pub(super) async fn create_alone(db: &Db, org_id: OrgId, job: &Job) -> DbResult<Job> {
     let mut job = job.clone();
     let mut attempt = 0;
     loop {
@@ -162,8 +162,8 @@ pub(super) async fn create_alone(db: &Db, org_id: i64, job: &Job) -> DbResult<Jo
 /// `None` when there is no such job.
 pub(super) async fn update(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: JobId,
     plan: impl FnOnce(&Job) -> Result<Job>,
 ) -> Result<Option<Job>> {
     let mut tx = db.begin().await?;
@@ -175,7 +175,7 @@ pub(super) async fn update(
     if changed.is_empty() {
         return Ok(Some(current));
     }
-    next.updated_at = Ts::now().max(current.updated_at);
+    next.updated_at = tx.now().max(current.updated_at);
     let job: Job = dispatch_tx!(&mut tx, t => {
         next.bind_update(sqlx::query_as(sqlx::AssertSqlSafe(UPDATE.as_str())).bind(org_id).bind(id))
             .fetch_one(&mut **t)
@@ -190,7 +190,7 @@ pub(super) async fn update(
 
 /// Deletes a job and writes `job.deleted`; `None` when there is none. A job that other
 /// records still refer to is a conflict.
-pub(super) async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Option<Job>> {
+pub(super) async fn delete(db: &Db, org_id: OrgId, id: JobId) -> Result<Option<Job>> {
     let mut tx = db.begin().await?;
     let sql = format!(
         "DELETE FROM jobs WHERE org_id = $1 AND id = $2 RETURNING {}",
@@ -223,7 +223,7 @@ pub(super) async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<Option<Job>
 pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
     let mut moved = 0;
     loop {
-        let due: Vec<(i64, Uuid)> = dispatch!(db.reader(), p => {
+        let due: Vec<(OrgId, JobId)> = dispatch!(db.reader(), p => {
             sqlx::query_as(
                 "SELECT org_id, id FROM jobs WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1
                  ORDER BY expires_at LIMIT 200",
@@ -261,7 +261,7 @@ pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
 }
 
 /// The organizations with expiry reminders on, with their number of days.
-pub(super) async fn reminding_orgs(db: &Db) -> DbResult<Vec<(i64, i64)>> {
+pub(super) async fn reminding_orgs(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as("SELECT id, mail_expiry_days FROM organizations WHERE mail_expiry_days > 0 ORDER BY id")
             .fetch_all(p)
@@ -273,11 +273,11 @@ pub(super) async fn reminding_orgs(db: &Db) -> DbResult<Vec<(i64, i64)>> {
 /// after `from` and no later than `until`, not yet reminded of that expiry.
 pub(super) async fn reminders_due(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     from: Ts,
     until: Ts,
     limit: i64,
-) -> DbResult<Vec<Uuid>> {
+) -> DbResult<Vec<JobId>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar(
             "SELECT id FROM jobs WHERE org_id = $1 AND status = 'active' AND contact_email IS NOT NULL
@@ -296,7 +296,7 @@ pub(super) async fn reminders_due(
 
 /// Marks the job as reminded of its current `expires_at`, when it still is due one;
 /// the job, or `None` when another pass (or node) got there first.
-pub(super) async fn mark_reminded(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Job>> {
+pub(super) async fn mark_reminded(tx: &mut Tx, org_id: OrgId, id: JobId) -> DbResult<Option<Job>> {
     let sql = format!(
         "UPDATE jobs SET expiry_reminder_for = expires_at
          WHERE org_id = $1 AND id = $2 AND status = 'active' AND expires_at IS NOT NULL

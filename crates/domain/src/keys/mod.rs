@@ -15,7 +15,7 @@ pub mod store;
 
 use self::{secret as auth, store as keys};
 use crate::{
-    Error, Input, Result,
+    Error, Input, OrgId, Result,
     db::Db,
     kind::{Check, Int, Kind, Line, type_error},
     ratelimit::MAX_LIMIT,
@@ -68,7 +68,7 @@ pub struct Defaults {
 /// Creates a key of the organization; the stored record and the full key (shown once).
 pub async fn create(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     body: Input,
     defaults: Defaults,
 ) -> Result<(ApiKey, String)> {
@@ -84,20 +84,20 @@ pub async fn create(
         },
     )
     .await?;
-    tracing::info!(key_id = %key.id, org_id, prefix = %key.prefix, "API key created");
+    tracing::info!(key_id = %key.id, org_id = org_id.0, prefix = %key.prefix, "API key created");
     Ok((key, full))
 }
 
 /// The organization's keys, oldest first (revoked ones included).
-pub async fn list(db: &Db, org_id: i64) -> Result<Vec<ApiKey>> {
+pub async fn list(db: &Db, org_id: OrgId) -> Result<Vec<ApiKey>> {
     Ok(keys::list(db, org_id).await?)
 }
 
 /// Revokes a key of the organization (revoking it again changes nothing).
-pub async fn revoke(db: &Db, org_id: i64, id: Uuid) -> Result<ApiKey> {
+pub async fn revoke(db: &Db, org_id: OrgId, id: Uuid) -> Result<ApiKey> {
     let key = keys::revoke_in_org(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("key"))?;
-    tracing::info!(key_id = %id, org_id, "API key revoked");
+    tracing::info!(key_id = %id, org_id = org_id.0, "API key revoked");
     Ok(key)
 }

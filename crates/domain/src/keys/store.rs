@@ -6,14 +6,14 @@ use uuid::Uuid;
 use super::secret as auth;
 use crate::dispatch;
 use crate::{
-    Ts,
+    OrgId, Ts,
     db::{Db, DbResult},
 };
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct ApiKey {
     pub id: Uuid,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub name: String,
     pub prefix: String,
     pub scopes: String,
@@ -27,7 +27,7 @@ pub struct ApiKey {
 const COLUMNS: &str = "id, org_id, name, prefix, scopes, read_limit, write_limit, created_at, last_used_at, revoked_at";
 
 pub struct NewKey<'a> {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub name: &'a str,
     pub scopes: &'a str,
     pub read_limit: i64,
@@ -52,7 +52,7 @@ pub async fn create(db: &Db, new: NewKey<'_>) -> DbResult<(ApiKey, String)> {
             .bind(new.scopes)
             .bind(new.read_limit)
             .bind(new.write_limit)
-            .bind(Ts::now())
+            .bind(db.now())
             .fetch_one(p)
             .await?
     });
@@ -63,7 +63,7 @@ pub async fn create(db: &Db, new: NewKey<'_>) -> DbResult<(ApiKey, String)> {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct KeyAuth {
     pub id: Uuid,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub scopes: String,
     pub read_limit: i64,
     pub write_limit: i64,
@@ -152,7 +152,7 @@ pub async fn authenticate_and_take(
     }))
 }
 
-pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<ApiKey>> {
+pub async fn list(db: &Db, org_id: OrgId) -> DbResult<Vec<ApiKey>> {
     let sql = format!("SELECT {COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at, id");
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(crate::db::StoreError::from)
@@ -204,17 +204,17 @@ pub async fn revoke(db: &Db, id: Uuid) -> DbResult<Option<ApiKey>> {
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING {COLUMNS}"
     );
     dispatch!(db.writer(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(Ts::now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(db.now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 
 /// Revokes key `id` of organization `org_id`; `None` when the organization has no such key.
-pub async fn revoke_in_org(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<ApiKey>> {
+pub async fn revoke_in_org(db: &Db, org_id: OrgId, id: Uuid) -> DbResult<Option<ApiKey>> {
     let sql = format!(
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND org_id = $2 RETURNING {COLUMNS}"
     );
     dispatch!(db.writer(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(org_id).bind(Ts::now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(org_id).bind(db.now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
     })
 }
 

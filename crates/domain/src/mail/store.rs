@@ -13,7 +13,8 @@ use uuid::Uuid;
 
 use super::message::{self, Message};
 use crate::{
-    db::{Backend, Db, DbResult, Ts, Tx},
+    OrgId,
+    db::{Backend, Db, DbResult, Ts, Tx, TxConn},
     dispatch, dispatch_tx,
 };
 
@@ -52,7 +53,7 @@ impl TryFrom<String> for Status {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Mail {
     pub id: Uuid,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub kind: String,
     pub to_address: String,
     pub subject: String,
@@ -108,10 +109,10 @@ impl From<sqlx::Error> for EnqueueError {
 
 /// Queues `msg` for the organization inside `tx`, due at once: the mail exists exactly
 /// when the change that caused it is committed. Returns the mail's id.
-pub async fn enqueue(tx: &mut Tx, org_id: i64, msg: &Message) -> Result<Uuid, EnqueueError> {
+pub async fn enqueue(tx: &mut Tx, org_id: OrgId, msg: &Message) -> Result<Uuid, EnqueueError> {
     msg.validate().map_err(EnqueueError::Invalid)?;
     let id = Uuid::now_v7();
-    let now = Ts::now();
+    let now = tx.now();
     let headers: Map<String, Value> = msg
         .headers
         .iter()
@@ -158,8 +159,8 @@ pub const ON_REQUEST_DAILY_CAP: i64 = 10;
 pub async fn on_request_allowed(tx: &mut Tx, identity: &str, now: Ts) -> DbResult<bool> {
     let since = now.earlier_by(std::time::Duration::from_secs(86_400));
     let kinds: Vec<String> = ON_REQUEST_KINDS.iter().map(|k| k.to_string()).collect();
-    let n: i64 = match tx {
-        Tx::Postgres(t, _) => {
+    let n: i64 = match &mut tx.conn {
+        TxConn::Postgres(t, _) => {
             sqlx::query("SELECT pg_advisory_xact_lock(hashtext('mail-recipient:' || $1))")
                 .bind(identity)
                 .execute(&mut **t)
@@ -173,7 +174,7 @@ pub async fn on_request_allowed(tx: &mut Tx, identity: &str, now: Ts) -> DbResul
             .fetch_one(&mut **t)
             .await?
         }
-        Tx::Sqlite(t) => {
+        TxConn::Sqlite(t) => {
             let marks = (0..kinds.len())
                 .map(|i| format!("${}", i + 3))
                 .collect::<Vec<_>>()
@@ -194,7 +195,7 @@ pub async fn on_request_allowed(tx: &mut Tx, identity: &str, now: Ts) -> DbResul
 }
 
 /// One mail of the organization (`None` for another organization's).
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Mail>> {
+pub async fn get(db: &Db, org_id: OrgId, id: Uuid) -> DbResult<Option<Mail>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {COLS} FROM mail_outbox WHERE org_id = $1 AND id = $2"
@@ -207,7 +208,7 @@ pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Mail>> {
 }
 
 /// The organization's newest mails, newest first.
-pub async fn list(db: &Db, org_id: i64, limit: i64) -> DbResult<Vec<Mail>> {
+pub async fn list(db: &Db, org_id: OrgId, limit: i64) -> DbResult<Vec<Mail>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {COLS} FROM mail_outbox WHERE org_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"

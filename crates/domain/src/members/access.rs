@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::model::{Access, AccessIn, AccessStatus};
 use crate::{
-    Error, JsonDoc, Result, Ts,
+    Error, JsonDoc, MemberId, OrgId, Result, Ts,
     plans::{Plan, PlanRef},
 };
 
@@ -38,7 +38,7 @@ pub(super) fn subscription_taken() -> Error {
 }
 
 /// A new record of `plan` for the member: active, with the plan's allowance.
-pub(super) fn fresh(org_id: i64, user_id: Uuid, plan: &Plan, now: Ts) -> Access {
+pub(super) fn fresh(org_id: OrgId, user_id: MemberId, plan: &Plan, now: Ts) -> Access {
     Access {
         id: Uuid::now_v7(),
         organization_id: org_id,

@@ -5,12 +5,12 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::model::{Access, AccessStatus, Member, Payment, PaymentProvider, Role};
-use crate::{Money, Ts, events::Event};
+use crate::{JobId, MemberId, Money, Ts, events::Event};
 
 /// `user.created`: a sync created the member.
 #[derive(Debug, Serialize)]
 pub struct UserCreated {
-    pub user_id: Uuid,
+    pub user_id: MemberId,
     pub email: String,
     pub name: String,
     pub role: Role,
@@ -29,7 +29,7 @@ pub struct SubscriptionChanged {
     #[serde(skip)]
     event: &'static str,
     pub access_id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: MemberId,
     pub plan_id: Uuid,
     pub status: AccessStatus,
 }
@@ -45,7 +45,7 @@ impl Event for SubscriptionChanged {
 #[derive(Debug, Serialize)]
 pub struct SubscriptionUpdated {
     pub access_id: Uuid,
-    pub user_id: Uuid,
+    pub user_id: MemberId,
     pub plan_id: Uuid,
     pub previous_status: AccessStatus,
     pub status: AccessStatus,
@@ -62,7 +62,7 @@ impl Event for SubscriptionUpdated {
 /// `user.deleted`: `delete_member` removed the member and its access records.
 #[derive(Debug, Serialize)]
 pub struct UserDeleted {
-    pub user_id: Uuid,
+    pub user_id: MemberId,
     pub email: String,
 }
 
@@ -76,8 +76,8 @@ impl Event for UserDeleted {
 #[derive(Debug, Serialize)]
 pub struct PaymentReceived {
     pub payment_id: Uuid,
-    pub user_id: Option<Uuid>,
-    pub job_id: Uuid,
+    pub user_id: Option<MemberId>,
+    pub job_id: JobId,
     pub amount: Money,
     pub currency: String,
     pub payment_provider: PaymentProvider,

@@ -5,7 +5,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::model::{ApprovalStatus, Member, MemberSyncIn, Role};
-use crate::{Error, JsonDoc, Ts, links};
+use crate::{Error, JsonDoc, MemberId, OrgId, Ts, links};
 
 /// True when two addresses name the same member (see [`links::email_identity`]: only
 /// ASCII letters are folded, so different addresses never meet).
@@ -14,9 +14,9 @@ pub fn same_address(a: &str, b: &str) -> bool {
 }
 
 /// The member a sync creates: the sent fields, the defaults for the others.
-pub(super) fn created(org_id: i64, req: &MemberSyncIn, now: Ts) -> Member {
+pub(super) fn created(org_id: OrgId, req: &MemberSyncIn, now: Ts) -> Member {
     Member {
-        id: req.user_id.unwrap_or_else(Uuid::now_v7),
+        id: req.user_id.unwrap_or_else(|| MemberId(Uuid::now_v7())),
         organization_id: org_id,
         email: req.email.clone(),
         name: req.name.clone().unwrap_or_else(|| local_part(&req.email)),

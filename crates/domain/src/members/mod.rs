@@ -14,16 +14,14 @@ mod store;
 pub use member::same_address;
 pub use model::*;
 
-use uuid::Uuid;
-
-use crate::{Error, Input, Result, Ts, db::Db};
+use crate::{Error, Input, MemberId, OrgId, Result, Ts, db::Db};
 
 /// Creates or updates a member from a `POST /members/sync` body, with its `access` and
 /// `payment` blocks when sent. Matches by `userId` when it names a member of the
 /// organization, else by address (see [`same_address`]), else creates the member. Emits
 /// `user.created`, `subscription.created`, `subscription.canceled` and `payment.received`
 /// as they happen; nothing of a refused sync is stored.
-pub async fn sync(db: &Db, org_id: i64, body: Input) -> Result<Synced> {
+pub async fn sync(db: &Db, org_id: OrgId, body: Input) -> Result<Synced> {
     let req = MemberSyncIn::parse(body)?;
     store::sync(db, org_id, &req).await
 }
@@ -33,28 +31,28 @@ pub async fn sync(db: &Db, org_id: i64, body: Input) -> Result<Synced> {
 /// removes the member and its access records (its payments stay, with no member). Emits
 /// `subscription.created`, `subscription.canceled`, `subscription.updated` or
 /// `user.deleted` in the same transaction.
-pub async fn act(db: &Db, org_id: i64, body: Input) -> Result<Acted> {
+pub async fn act(db: &Db, org_id: OrgId, body: Input) -> Result<Acted> {
     let req = AccessActionIn::parse(body)?;
     store::act(db, org_id, &req).await
 }
 
 /// A page of the organization's members, newest first, as `q` filters them.
-pub async fn page(db: &Db, org_id: i64, q: &MemberListQuery) -> Result<MemberPage> {
+pub async fn page(db: &Db, org_id: OrgId, q: &MemberListQuery) -> Result<MemberPage> {
     let (rows, total) = store::page(db, org_id, q).await?;
     Ok(MemberPage { rows, total })
 }
 
 /// The member `lookup` names (its id, or its address compared as [`same_address`] does),
 /// with its access records, payments and whether it passes the paywall now.
-pub async fn lookup(db: &Db, org_id: i64, lookup: &str) -> Result<MemberRecord> {
-    let member = match lookup.parse::<Uuid>() {
+pub async fn lookup(db: &Db, org_id: OrgId, lookup: &str) -> Result<MemberRecord> {
+    let member = match lookup.parse::<MemberId>() {
         Ok(id) => store::member_read(db, org_id, id).await?,
         Err(_) => store::member_with_address(db, org_id, lookup).await?,
     }
     .ok_or(Error::NotFound("member"))?;
     let subscriptions = store::access_of(db, org_id, member.id).await?;
     let payments = store::payments(db, org_id, Some(member.id)).await?;
-    let now = Ts::now();
+    let now = db.now();
     Ok(MemberRecord {
         has_valid_paywall_subscription: subscriptions.iter().any(|a| opens_paywall(a, now)),
         member,
@@ -70,21 +68,21 @@ pub async fn cancel_due(db: &Db, now: Ts) -> Result<u64> {
 }
 
 /// Every member of the organization, oldest first.
-pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Member>> {
+pub async fn list(db: &Db, org_id: OrgId) -> Result<Vec<Member>> {
     Ok(store::members(db, org_id).await?)
 }
 
 /// The access records of a member, oldest first.
-pub async fn access_of(db: &Db, org_id: i64, user_id: Uuid) -> Result<Vec<Access>> {
+pub async fn access_of(db: &Db, org_id: OrgId, user_id: MemberId) -> Result<Vec<Access>> {
     Ok(store::access_of(db, org_id, user_id).await?)
 }
 
 /// The payments of a member, oldest first.
-pub async fn payments_of(db: &Db, org_id: i64, user_id: Uuid) -> Result<Vec<Payment>> {
+pub async fn payments_of(db: &Db, org_id: OrgId, user_id: MemberId) -> Result<Vec<Payment>> {
     Ok(store::payments(db, org_id, Some(user_id)).await?)
 }
 
 /// Every payment of the organization, oldest first.
-pub async fn payments(db: &Db, org_id: i64) -> Result<Vec<Payment>> {
+pub async fn payments(db: &Db, org_id: OrgId) -> Result<Vec<Payment>> {
     Ok(store::payments(db, org_id, None).await?)
 }

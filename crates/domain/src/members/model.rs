@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::{
-    Input, JsonDoc, Money, Ts,
+    Input, JobId, JsonDoc, MemberId, Money, OrgId, Ts,
     kind::{Cash, Currency, Email, Enum, Id, Instant, Int, Link, Object, Text, Trimmed},
     query,
     query::{QEnum, QInt, QText},
@@ -42,9 +42,11 @@ text_enum!(
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Member {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: MemberId,
     /// The organization that scopes the member.
-    pub organization_id: i64,
+    #[schema(value_type = i64)]
+    pub organization_id: OrgId,
     /// As last synced. Matched ignoring the case of ASCII letters only: `Kate@Example.com`
     /// is `kate@example.com`, but no other character is folded.
     pub email: String,
@@ -65,9 +67,11 @@ pub struct Member {
 #[serde(rename_all = "camelCase")]
 pub struct Access {
     pub id: Uuid,
-    pub organization_id: i64,
+    #[schema(value_type = i64)]
+    pub organization_id: OrgId,
     /// The member holding the access.
-    pub user_id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub user_id: MemberId,
     pub plan_id: Uuid,
     pub status: AccessStatus,
     /// The subscription id at the card processor.
@@ -89,11 +93,14 @@ pub struct Access {
 #[serde(rename_all = "camelCase")]
 pub struct Payment {
     pub id: Uuid,
-    pub organization_id: i64,
+    #[schema(value_type = i64)]
+    pub organization_id: OrgId,
     /// The member who paid; null once that member was deleted (the payment stays).
-    pub user_id: Option<Uuid>,
+    #[schema(value_type = Option<Uuid>)]
+    pub user_id: Option<MemberId>,
     /// The job paid for.
-    pub job_id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub job_id: JobId,
     /// The plan paid for: the one sent, else the plan of the sync's `access` block.
     pub plan_id: Option<Uuid>,
     pub amount: Money,
@@ -121,7 +128,7 @@ request! {
         /// updated (its email may change); otherwise a new member gets this id. `null`
         /// counts as absent.
         #[json = "userId"]
-        pub user_id: optional Id,
+        pub user_id: optional Id<MemberId>,
         /// 1 to 255 characters, stored without surrounding white space; default: the part
         /// of the email before the at-sign.
         pub name: not_null Trimmed<1, 255>,
@@ -213,7 +220,7 @@ request! {
     pub struct PaymentIn {
         /// A job of the organization.
         #[json = "jobId"]
-        pub job_id: required Id,
+        pub job_id: required Id<JobId>,
         /// A plan of the organization; default: the plan of the `access` block.
         #[json = "planId"]
         pub plan_id: optional Id,
@@ -269,7 +276,7 @@ request! {
         pub email: optional Email,
         /// The member's id.
         #[json = "userId"]
-        pub user_id: optional Id,
+        pub user_id: optional Id<MemberId>,
         pub action: required Enum<AccessAction>,
         /// Selects the record with this subscription id; `activate` creates a record bound
         /// to it when none exists and `planId` is sent.

@@ -5,7 +5,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::model::{Payment, PaymentIn, PaymentProvider, PaymentStatus};
-use crate::{Error, JsonDoc, Result, Ts};
+use crate::{Error, JsonDoc, MemberId, OrgId, Result, Ts};
 
 /// The job paid for is no job of the organization.
 pub(super) fn job_not_found() -> Error {
@@ -30,7 +30,7 @@ pub(super) fn plan_not_found() -> Error {
 pub(super) fn matching(
     by_intent: Option<Payment>,
     by_session: Option<Payment>,
-    user_id: Uuid,
+    user_id: MemberId,
 ) -> Result<Option<Payment>> {
     let found = match (by_intent, by_session) {
         (Some(a), Some(b)) if a.id != b.id => {
@@ -52,7 +52,7 @@ pub(super) fn matching(
 
 /// A new payment of the member: succeeded, through the card processor, until the block
 /// says otherwise.
-pub(super) fn fresh(org_id: i64, user_id: Uuid, p: &PaymentIn, now: Ts) -> Payment {
+pub(super) fn fresh(org_id: OrgId, user_id: MemberId, p: &PaymentIn, now: Ts) -> Payment {
     Payment {
         id: Uuid::now_v7(),
         organization_id: org_id,

@@ -13,8 +13,8 @@ use super::{
     payment,
 };
 use crate::{
-    Error, Result, Ts,
-    db::{Db, DbResult, StoreError, Tx, events as outbox},
+    Error, JobId, MemberId, OrgId, Result, Ts,
+    db::{Backend, Db, DbResult, StoreError, Tx, events as outbox},
     dispatch, dispatch_tx, links,
     plans::{Plan, PlanRef, store as plans},
     save_row,
@@ -33,7 +33,7 @@ const PAYMENT_COLUMNS: &str = "id, org_id AS organization_id, user_id, job_id, p
 /// Runs a sync. Two concurrent first syncs of one address race on the unique index of
 /// the address; the loser sees a unique violation and is retried once, when it finds the
 /// winner's member.
-pub(super) async fn sync(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Synced> {
+pub(super) async fn sync(db: &Db, org_id: OrgId, req: &MemberSyncIn) -> Result<Synced> {
     match sync_once(db, org_id, req).await {
         Err(Error::Store(e)) if e.is_unique() => match sync_once(db, org_id, req).await {
             Err(Error::Store(e)) if e.is_unique() => Err(member::raced()),
@@ -43,9 +43,9 @@ pub(super) async fn sync(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Syn
     }
 }
 
-async fn sync_once(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Synced> {
+async fn sync_once(db: &Db, org_id: OrgId, req: &MemberSyncIn) -> Result<Synced> {
     let mut tx = db.begin().await?;
-    let now = Ts::now();
+    let now = db.now();
     let (member, created) = write_member(&mut tx, org_id, req, now).await?;
     if created {
         outbox::emit_event(&mut tx, org_id, &events::user_created(&member)).await?;
@@ -76,9 +76,9 @@ async fn sync_once(db: &Db, org_id: i64, req: &MemberSyncIn) -> Result<Synced> {
 
 /// Runs an access action: the member, the record acted on, the change and its event in
 /// one transaction (see [`action`] for what each action does).
-pub(super) async fn act(db: &Db, org_id: i64, req: &AccessActionIn) -> Result<Acted> {
+pub(super) async fn act(db: &Db, org_id: OrgId, req: &AccessActionIn) -> Result<Acted> {
     let mut tx = db.begin().await?;
-    let now = Ts::now();
+    let now = db.now();
     let member = named_member(&mut tx, org_id, req).await?;
     if req.action == AccessAction::DeleteMember {
         delete_member(&mut tx, org_id, &member, now).await?;
@@ -148,7 +148,7 @@ pub(super) async fn act(db: &Db, org_id: i64, req: &AccessActionIn) -> Result<Ac
 }
 
 /// The member an action names: by `userId`, by `email`, or by both when they agree.
-async fn named_member(tx: &mut Tx, org_id: i64, req: &AccessActionIn) -> Result<Member> {
+async fn named_member(tx: &mut Tx, org_id: OrgId, req: &AccessActionIn) -> Result<Member> {
     let by_id = match req.user_id {
         Some(id) => Some(
             member_by_id(tx, org_id, id)
@@ -170,7 +170,7 @@ async fn named_member(tx: &mut Tx, org_id: i64, req: &AccessActionIn) -> Result<
 }
 
 /// Removes the member and its access records; its payments stay, with no member.
-async fn delete_member(tx: &mut Tx, org_id: i64, m: &Member, now: Ts) -> DbResult<()> {
+async fn delete_member(tx: &mut Tx, org_id: OrgId, m: &Member, now: Ts) -> DbResult<()> {
     dispatch_tx!(tx, t => {
         sqlx::query("UPDATE payments SET user_id = NULL, updated_at = $3 WHERE org_id = $1 AND user_id = $2")
             .bind(org_id).bind(m.id).bind(now).execute(&mut **t).await?;
@@ -183,7 +183,7 @@ async fn delete_member(tx: &mut Tx, org_id: i64, m: &Member, now: Ts) -> DbResul
 }
 
 /// The member's latest record (the last created).
-async fn latest_access(tx: &mut Tx, org_id: i64, user_id: Uuid) -> DbResult<Option<Access>> {
+async fn latest_access(tx: &mut Tx, org_id: OrgId, user_id: MemberId) -> DbResult<Option<Access>> {
     let sql = format!(
         "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND user_id = $2
          ORDER BY created_at DESC, id DESC LIMIT 1"
@@ -202,7 +202,7 @@ async fn latest_access(tx: &mut Tx, org_id: i64, user_id: Uuid) -> DbResult<Opti
 /// sync, or creates it. Returns the member and whether it was created.
 async fn write_member(
     tx: &mut Tx,
-    org_id: i64,
+    org_id: OrgId,
     req: &MemberSyncIn,
     now: Ts,
 ) -> Result<(Member, bool)> {
@@ -247,8 +247,8 @@ async fn write_member(
 /// plan), else creates one; writes `subscription.created` / `subscription.canceled`.
 async fn write_access(
     tx: &mut Tx,
-    org_id: i64,
-    user_id: Uuid,
+    org_id: OrgId,
+    user_id: MemberId,
     plan: &Plan,
     a: &AccessIn,
     now: Ts,
@@ -284,8 +284,8 @@ async fn write_access(
 /// writes `payment.received` when it is created as, or moves to, succeeded.
 async fn write_payment(
     tx: &mut Tx,
-    org_id: i64,
-    user_id: Uuid,
+    org_id: OrgId,
+    user_id: MemberId,
     access_plan: Option<Uuid>,
     p: &PaymentIn,
     now: Ts,
@@ -325,14 +325,14 @@ async fn write_payment(
 /// On PostgreSQL, a member read inside a write is locked until the write commits, so two
 /// syncs or actions on one member run one after the other (SQLite has one writer anyway).
 fn lock(tx: &Tx) -> &'static str {
-    if matches!(tx, Tx::Postgres(..)) {
+    if tx.backend() == Backend::Postgres {
         " FOR UPDATE"
     } else {
         ""
     }
 }
 
-async fn member_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Member>> {
+async fn member_by_id(tx: &mut Tx, org_id: OrgId, id: MemberId) -> DbResult<Option<Member>> {
     let sql = format!(
         "SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2{}",
         lock(tx)
@@ -349,7 +349,7 @@ async fn member_by_id(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<Option<Mem
 
 /// The member whose address is `email`, compared by [`links::email_identity`] (the
 /// stored `email_lower` column, under a unique index per organization).
-async fn member_by_email(tx: &mut Tx, org_id: i64, email: &str) -> DbResult<Option<Member>> {
+async fn member_by_email(tx: &mut Tx, org_id: OrgId, email: &str) -> DbResult<Option<Member>> {
     let sql = format!(
         "SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2{}",
         lock(tx)
@@ -382,7 +382,7 @@ async fn save_member(tx: &mut Tx, m: &Member, new: bool) -> DbResult<()> {
     })
 }
 
-async fn access_by_subscription(tx: &mut Tx, org_id: i64, sub: &str) -> DbResult<Option<Access>> {
+async fn access_by_subscription(tx: &mut Tx, org_id: OrgId, sub: &str) -> DbResult<Option<Access>> {
     let sql = format!(
         "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND processor_subscription_id = $2"
     );
@@ -400,8 +400,8 @@ async fn access_by_subscription(tx: &mut Tx, org_id: i64, sub: &str) -> DbResult
 /// `unbound_only`).
 async fn access_by_plan(
     tx: &mut Tx,
-    org_id: i64,
-    user_id: Uuid,
+    org_id: OrgId,
+    user_id: MemberId,
     plan_id: Uuid,
     unbound_only: bool,
 ) -> DbResult<Option<Access>> {
@@ -446,7 +446,7 @@ async fn save_access(tx: &mut Tx, r: &Access, new: bool) -> DbResult<()> {
 }
 
 /// True when `id` is a job of this organization (checked inside the sync's transaction).
-async fn job_exists(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<bool> {
+async fn job_exists(tx: &mut Tx, org_id: OrgId, id: JobId) -> DbResult<bool> {
     let hit: Option<Uuid> = dispatch_tx!(tx, t => {
         sqlx::query_scalar("SELECT id FROM jobs WHERE org_id = $1 AND id = $2")
             .bind(org_id)
@@ -460,7 +460,7 @@ async fn job_exists(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<bool> {
 /// The payment whose `column` (one of the two processor ids) is `value`.
 async fn payment_by(
     tx: &mut Tx,
-    org_id: i64,
+    org_id: OrgId,
     column: &'static str,
     value: &str,
 ) -> DbResult<Option<Payment>> {
@@ -498,7 +498,7 @@ async fn save_payment(tx: &mut Tx, r: &Payment, new: bool) -> DbResult<()> {
 /// A page of an organization's members, newest first, and how many match.
 pub(super) async fn page(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     q: &MemberListQuery,
 ) -> DbResult<(Vec<Member>, i64)> {
     let offset = (q.page - 1) * q.per_page;
@@ -537,7 +537,7 @@ pub(super) async fn page(
 }
 
 /// The member of the organization with this id.
-pub(super) async fn member_read(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Member>> {
+pub(super) async fn member_read(db: &Db, org_id: OrgId, id: MemberId) -> DbResult<Option<Member>> {
     let sql = format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2");
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await.map_err(StoreError::from)
@@ -548,7 +548,7 @@ pub(super) async fn member_read(db: &Db, org_id: i64, id: Uuid) -> DbResult<Opti
 /// [`links::email_identity`].
 pub(super) async fn member_with_address(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     email: &str,
 ) -> DbResult<Option<Member>> {
     let sql =
@@ -564,7 +564,7 @@ pub(super) async fn member_with_address(
 }
 
 /// Every member of an organization, oldest first.
-pub(super) async fn members(db: &Db, org_id: i64) -> DbResult<Vec<Member>> {
+pub(super) async fn members(db: &Db, org_id: OrgId) -> DbResult<Vec<Member>> {
     let sql =
         format!("SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 ORDER BY created_at, id");
     dispatch!(db.reader(), p => {
@@ -573,7 +573,7 @@ pub(super) async fn members(db: &Db, org_id: i64) -> DbResult<Vec<Member>> {
 }
 
 /// The access records of a member, oldest first.
-pub(super) async fn access_of(db: &Db, org_id: i64, user_id: Uuid) -> DbResult<Vec<Access>> {
+pub(super) async fn access_of(db: &Db, org_id: OrgId, user_id: MemberId) -> DbResult<Vec<Access>> {
     let sql = format!(
         "SELECT {ACCESS_COLUMNS} FROM member_access WHERE org_id = $1 AND user_id = $2 ORDER BY created_at, id"
     );
@@ -585,8 +585,8 @@ pub(super) async fn access_of(db: &Db, org_id: i64, user_id: Uuid) -> DbResult<V
 /// The payments of an organization (of one member when `user_id` is given), oldest first.
 pub(super) async fn payments(
     db: &Db,
-    org_id: i64,
-    user_id: Option<Uuid>,
+    org_id: OrgId,
+    user_id: Option<MemberId>,
 ) -> DbResult<Vec<Payment>> {
     let sql = format!(
         "SELECT {PAYMENT_COLUMNS} FROM payments WHERE org_id = $1 AND ($2 IS NULL OR user_id = $2)
@@ -603,7 +603,7 @@ pub(super) async fn payments(
 pub(super) async fn cancel_due(db: &Db, now: Ts) -> DbResult<u64> {
     let mut moved = 0;
     loop {
-        let due: Vec<(i64, Uuid)> = dispatch!(db.reader(), p => {
+        let due: Vec<(OrgId, Uuid)> = dispatch!(db.reader(), p => {
             sqlx::query_as(
                 "SELECT org_id, id FROM member_access
                  WHERE cancel_at IS NOT NULL AND status IN ('active', 'trialing', 'past_due') AND cancel_at <= $1

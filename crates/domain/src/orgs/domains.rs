@@ -12,7 +12,7 @@ use base64::Engine as _;
 use rand::RngCore;
 
 use super::{Org, store};
-use crate::{Error, Result, Ts};
+use crate::{Error, OrgId, Result, Ts};
 
 /// The path under which the board serves a claim's token.
 pub const WELL_KNOWN: &str = "/.well-known/jobboard-domain/";
@@ -49,8 +49,8 @@ impl Reserved {
     }
 
     /// Why organization `org_id` may not hold `host` (lower-case), when it may not.
-    pub fn refusal(&self, org_id: i64, host: &str) -> Option<&'static str> {
-        if org_id == 1 {
+    pub fn refusal(&self, org_id: OrgId, host: &str) -> Option<&'static str> {
+        if org_id == OrgId(1) {
             return None;
         }
         if is_address(host) {
@@ -69,7 +69,7 @@ impl Reserved {
     }
 
     /// `Err` (a field error on `domain`) when organization `org_id` may not hold `host`.
-    pub fn check(&self, org_id: i64, host: &str) -> Result<()> {
+    pub fn check(&self, org_id: OrgId, host: &str) -> Result<()> {
         match self.refusal(org_id, host) {
             Some(why) => Err(Error::field("domain", "reserved", why)),
             None => Ok(()),
@@ -105,7 +105,7 @@ pub fn is_loopback_name(host: &str) -> bool {
 /// A pending claim of a domain.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct Claim {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub domain: String,
     /// Served publicly at [`WELL_KNOWN`]: not a secret, only unguessable.
     pub token: String,
@@ -157,7 +157,7 @@ pub async fn plan(
 /// A claim of the domain already claimed keeps its token.
 pub async fn apply(
     db: &crate::db::Db,
-    org_id: i64,
+    org_id: OrgId,
     change: &DomainChange,
 ) -> Result<Option<Claim>> {
     match change {
@@ -179,7 +179,7 @@ pub async fn apply(
                 org_id,
                 domain: host.clone(),
                 token: new_token(),
-                created_at: Ts::now(),
+                created_at: db.now(),
             };
             store::put_claim(db, &claim).await?;
             Ok(Some(claim))
@@ -188,7 +188,7 @@ pub async fn apply(
 }
 
 /// The pending claim of organization `org_id`, if any.
-pub async fn pending(db: &crate::db::Db, org_id: i64) -> Result<Option<Claim>> {
+pub async fn pending(db: &crate::db::Db, org_id: OrgId) -> Result<Option<Claim>> {
     Ok(store::claim_of(db, org_id).await?)
 }
 
@@ -244,10 +244,10 @@ mod tests {
         }
         let r = Reserved::builtin();
         for h in ["localhost", "app.localhost", "127.0.0.1", "ip6-localhost"] {
-            assert!(r.refusal(2, h).is_some(), "{h}");
-            assert!(r.refusal(1, h).is_none(), "organization 1 may: {h}");
+            assert!(r.refusal(OrgId(2), h).is_some(), "{h}");
+            assert!(r.refusal(OrgId(1), h).is_none(), "organization 1 may: {h}");
         }
-        assert!(r.refusal(2, "jobs.example.com").is_none());
+        assert!(r.refusal(OrgId(2), "jobs.example.com").is_none());
     }
 
     #[test]
@@ -256,9 +256,9 @@ mod tests {
             "192.0.2.7".parse().unwrap(),
             "https://Board.Example:8443/base",
         );
-        assert!(r.refusal(2, "board.example").is_some());
-        assert!(r.refusal(2, "192.0.2.7").is_some());
-        assert!(r.refusal(2, "jobs.example.com").is_none());
+        assert!(r.refusal(OrgId(2), "board.example").is_some());
+        assert!(r.refusal(OrgId(2), "192.0.2.7").is_some());
+        assert!(r.refusal(OrgId(2), "jobs.example.com").is_none());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use utoipa::openapi::{
 };
 
 use crate::{
-    Error, Input, Result, Ts,
+    Error, Input, OrgId, Result, Ts,
     db::Db,
     kind::{self, Check, Flag, Int, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
     request,
@@ -22,7 +22,7 @@ use crate::{
 /// An organization.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct Org {
-    pub id: i64,
+    pub id: OrgId,
     pub name: String,
     /// The host name its board answers on (`jobs.example.com`), if any.
     pub domain: Option<String>,
@@ -178,7 +178,7 @@ pub async fn create_reserving(
     if let Some(d) = &domain
         && count(db).await? > 0
     {
-        reserved.check(i64::MAX, d)?;
+        reserved.check(OrgId(i64::MAX), d)?;
     }
     let org = match store::create(db, name, domain.as_deref()).await {
         Err(e) if e.is_unique() => return Err(domain_taken()),
@@ -198,7 +198,7 @@ fn domain_taken() -> Error {
 }
 
 /// Applies the changes of `body` to organization `id`.
-pub async fn update(db: &Db, id: i64, body: Input) -> Result<Org> {
+pub async fn update(db: &Db, id: OrgId, body: Input) -> Result<Org> {
     let changes = OrgChanges::parse(body)?;
     update_with(db, id, changes).await
 }
@@ -208,7 +208,7 @@ pub async fn update(db: &Db, id: i64, body: Input) -> Result<Org> {
 /// is in use at once, without proof).
 pub async fn update_reserving(
     db: &Db,
-    id: i64,
+    id: OrgId,
     body: Input,
     reserved: &domains::Reserved,
 ) -> Result<Org> {
@@ -218,13 +218,13 @@ pub async fn update_reserving(
 
 /// Applies checked changes to organization `id` (a domain among them is in use at once;
 /// loopback names and addresses are refused).
-pub async fn update_with(db: &Db, id: i64, c: OrgChanges) -> Result<Org> {
+pub async fn update_with(db: &Db, id: OrgId, c: OrgChanges) -> Result<Org> {
     update_checked(db, id, c, &domains::Reserved::builtin()).await
 }
 
 async fn update_checked(
     db: &Db,
-    id: i64,
+    id: OrgId,
     c: OrgChanges,
     reserved: &domains::Reserved,
 ) -> Result<Org> {
@@ -273,23 +273,23 @@ async fn update_checked(
 
 /// Makes two-factor sign-in required (or not) of every staff user of organization `id`
 /// (the command line). Users without it are sent to set it up at their next sign-in.
-pub async fn set_require_2fa(db: &Db, id: i64, on: bool) -> Result<()> {
+pub async fn set_require_2fa(db: &Db, id: OrgId, on: bool) -> Result<()> {
     if !store::set_require_2fa(db, id, on).await? {
         return Err(Error::NotFound("organization"));
     }
-    tracing::info!(org_id = id, on, "two-factor sign-in requirement changed");
+    tracing::info!(org_id = id.0, on, "two-factor sign-in requirement changed");
     Ok(())
 }
 
 /// Whether organization `id` requires two-factor sign-in of its staff.
-pub async fn require_2fa(db: &Db, id: i64) -> Result<bool> {
+pub async fn require_2fa(db: &Db, id: OrgId) -> Result<bool> {
     store::require_2fa(db, id)
         .await?
         .ok_or(Error::NotFound("organization"))
 }
 
 /// One organization.
-pub async fn get(db: &Db, id: i64) -> Result<Org> {
+pub async fn get(db: &Db, id: OrgId) -> Result<Org> {
     store::get(db, id)
         .await?
         .ok_or(Error::NotFound("organization"))

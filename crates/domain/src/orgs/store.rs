@@ -2,7 +2,7 @@
 
 use super::{Board, Org, domains::Claim};
 use crate::{
-    Ts,
+    OrgId,
     db::{Db, DbResult},
     dispatch, dispatch_tx,
 };
@@ -18,7 +18,7 @@ pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResul
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(name)
             .bind(domain)
-            .bind(Ts::now())
+            .bind(db.now())
             .fetch_one(p)
             .await?
     }))
@@ -47,7 +47,7 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
     }))
 }
 
-pub(super) async fn get(db: &Db, id: i64) -> DbResult<Option<Org>> {
+pub(super) async fn get(db: &Db, id: OrgId) -> DbResult<Option<Org>> {
     let sql = format!("SELECT {COLUMNS} FROM organizations WHERE id = $1");
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(p).await?
@@ -93,7 +93,7 @@ pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board
 }
 
 /// The organization whose board answers `host`, if any.
-pub(super) async fn domain_holder(db: &Db, host: &str) -> DbResult<Option<i64>> {
+pub(super) async fn domain_holder(db: &Db, host: &str) -> DbResult<Option<OrgId>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT id FROM organizations WHERE domain = $1")
             .bind(host)
@@ -104,7 +104,7 @@ pub(super) async fn domain_holder(db: &Db, host: &str) -> DbResult<Option<i64>> 
 
 const CLAIM_COLUMNS: &str = "org_id, domain, token, created_at";
 
-pub(super) async fn claim_of(db: &Db, org_id: i64) -> DbResult<Option<Claim>> {
+pub(super) async fn claim_of(db: &Db, org_id: OrgId) -> DbResult<Option<Claim>> {
     let sql = format!("SELECT {CLAIM_COLUMNS} FROM domain_claims WHERE org_id = $1");
     Ok(dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_optional(p).await?
@@ -136,7 +136,7 @@ pub(super) async fn put_claim(db: &Db, c: &Claim) -> DbResult<()> {
     Ok(())
 }
 
-pub(super) async fn withdraw_claim(db: &Db, org_id: i64) -> DbResult<()> {
+pub(super) async fn withdraw_claim(db: &Db, org_id: OrgId) -> DbResult<()> {
     dispatch!(db.writer(), p => {
         sqlx::query("DELETE FROM domain_claims WHERE org_id = $1")
             .bind(org_id)
@@ -147,7 +147,7 @@ pub(super) async fn withdraw_claim(db: &Db, org_id: i64) -> DbResult<()> {
 }
 
 /// Withdraws organization `org_id`'s claim and every claim of `domain`.
-pub(super) async fn clear_claims(db: &Db, org_id: i64, domain: &str) -> DbResult<()> {
+pub(super) async fn clear_claims(db: &Db, org_id: OrgId, domain: &str) -> DbResult<()> {
     dispatch!(db.writer(), p => {
         sqlx::query("DELETE FROM domain_claims WHERE org_id = $1 OR domain = $2")
             .bind(org_id)
@@ -159,7 +159,7 @@ pub(super) async fn clear_claims(db: &Db, org_id: i64, domain: &str) -> DbResult
 }
 
 /// Removes organization `org_id`'s domain and its claim, in one transaction.
-pub(super) async fn remove_domain(db: &Db, org_id: i64) -> DbResult<()> {
+pub(super) async fn remove_domain(db: &Db, org_id: OrgId) -> DbResult<()> {
     let mut tx = db.begin().await?;
     dispatch_tx!(&mut tx, t => {
         sqlx::query("DELETE FROM domain_claims WHERE org_id = $1")
@@ -205,7 +205,7 @@ pub(super) async fn activate(db: &Db, c: &Claim) -> DbResult<Option<Org>> {
 
 /// Sets whether organization `id` requires two-factor sign-in of its staff; false when
 /// there is no such organization.
-pub(super) async fn set_require_2fa(db: &Db, id: i64, on: bool) -> DbResult<bool> {
+pub(super) async fn set_require_2fa(db: &Db, id: OrgId, on: bool) -> DbResult<bool> {
     Ok(dispatch!(db.writer(), p => {
         sqlx::query("UPDATE organizations SET require_2fa = $2 WHERE id = $1")
             .bind(id)
@@ -217,7 +217,7 @@ pub(super) async fn set_require_2fa(db: &Db, id: i64, on: bool) -> DbResult<bool
 }
 
 /// Whether organization `id` requires two-factor sign-in (`None`: no such organization).
-pub(super) async fn require_2fa(db: &Db, id: i64) -> DbResult<Option<bool>> {
+pub(super) async fn require_2fa(db: &Db, id: OrgId) -> DbResult<Option<bool>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT require_2fa FROM organizations WHERE id = $1")
             .bind(id)

@@ -9,10 +9,10 @@ pub use model::*;
 
 use serde_json::json;
 
-use crate::{Error, Input, Result, db::Db};
+use crate::{Error, Input, OrgId, Result, db::Db};
 
 /// Creates a plan from a `POST /plans` body.
-pub async fn create(db: &Db, org_id: i64, body: Input) -> Result<Plan> {
+pub async fn create(db: &Db, org_id: OrgId, body: Input) -> Result<Plan> {
     let plan = PlanIn::parse(body)?;
     create_from(db, org_id, plan).await
 }
@@ -20,7 +20,7 @@ pub async fn create(db: &Db, org_id: i64, body: Input) -> Result<Plan> {
 /// Creates a plan from checked values (the command line builds them itself). A name,
 /// `processorPriceId` or `altProcessorPlanId` already used in the organization is a
 /// conflict whose `details.field` names it.
-pub async fn create_from(db: &Db, org_id: i64, plan: PlanIn) -> Result<Plan> {
+pub async fn create_from(db: &Db, org_id: OrgId, plan: PlanIn) -> Result<Plan> {
     store::create(db, org_id, &plan).await?.map_err(|field| {
         Error::conflict(
             format!("A plan with this {field} already exists in the organization."),
@@ -30,6 +30,6 @@ pub async fn create_from(db: &Db, org_id: i64, plan: PlanIn) -> Result<Plan> {
 }
 
 /// The organization's plans, by name.
-pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Plan>> {
+pub async fn list(db: &Db, org_id: OrgId) -> Result<Vec<Plan>> {
     Ok(store::list(db, org_id).await?)
 }

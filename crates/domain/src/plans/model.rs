@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::{
-    Money, Ts,
+    Money, OrgId, Ts,
     kind::{Cash, Currency, Enum, Int, Text, Trimmed},
     request, text_enum,
 };
@@ -22,7 +22,8 @@ text_enum!(
 pub struct Plan {
     pub id: Uuid,
     /// The organization the plan belongs to.
-    pub organization_id: i64,
+    #[schema(value_type = i64)]
+    pub organization_id: OrgId,
     /// Unique per organization.
     pub name: String,
     /// The price id at the card processor, unique per organization.

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use super::model::{Plan, PlanIn, PlanRef};
 use crate::{
-    Ts,
+    OrgId,
     db::{Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
 };
@@ -19,7 +19,7 @@ pub(super) type Taken = &'static str;
 /// Inserts a plan; `Err(field)` when the name, processor price id or alt plan id is
 /// already used in the organization (checked first, so the answer names the field; a
 /// concurrent create taking a value in between is caught by its unique index).
-pub(super) async fn create(db: &Db, org_id: i64, p: &PlanIn) -> DbResult<Result<Plan, Taken>> {
+pub(super) async fn create(db: &Db, org_id: OrgId, p: &PlanIn) -> DbResult<Result<Plan, Taken>> {
     let mut tx = db.begin().await?;
     for (field, column, value) in [
         ("name", "name", Some(&p.name)),
@@ -47,7 +47,7 @@ pub(super) async fn create(db: &Db, org_id: i64, p: &PlanIn) -> DbResult<Result<
             return Ok(Err(field));
         }
     }
-    let now = Ts::now();
+    let now = db.now();
     let sql = format!(
         "INSERT INTO plans (id, org_id, name, processor_price_id, alt_processor_plan_id, price, currency,
              billing_interval, jobs_included, created_at, updated_at)
@@ -91,7 +91,7 @@ fn taken_field(e: &StoreError) -> Taken {
 }
 
 /// The organization's plans, by name.
-pub(super) async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Plan>> {
+pub(super) async fn list(db: &Db, org_id: OrgId) -> DbResult<Vec<Plan>> {
     let sql = format!("SELECT {COLUMNS} FROM plans WHERE org_id = $1 ORDER BY name, id");
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).fetch_all(p).await.map_err(StoreError::from)
@@ -99,7 +99,7 @@ pub(super) async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Plan>> {
 }
 
 /// The plan of this organization matching every identifier of `r`, inside `tx`.
-pub(crate) async fn find_in(tx: &mut Tx, org_id: i64, r: &PlanRef) -> DbResult<Option<Plan>> {
+pub(crate) async fn find_in(tx: &mut Tx, org_id: OrgId, r: &PlanRef) -> DbResult<Option<Plan>> {
     if r.is_empty() {
         return Ok(None);
     }
@@ -124,7 +124,7 @@ pub(crate) async fn find_in(tx: &mut Tx, org_id: i64, r: &PlanRef) -> DbResult<O
 }
 
 /// True when `id` is a plan of this organization, inside `tx`.
-pub(crate) async fn exists_in(tx: &mut Tx, org_id: i64, id: Uuid) -> DbResult<bool> {
+pub(crate) async fn exists_in(tx: &mut Tx, org_id: OrgId, id: Uuid) -> DbResult<bool> {
     let hit: Option<Uuid> = dispatch_tx!(tx, t => {
         sqlx::query_scalar("SELECT id FROM plans WHERE org_id = $1 AND id = $2")
             .bind(org_id)

@@ -55,6 +55,6 @@ pub async fn login(db: &Db, attempt: Attempt<'_>, now: Ts, policy: &Policy) -> R
     }
     gate.passed(db).await?;
     let id = start(db, &user, now, policy).await?;
-    tracing::info!(user_id = %user.id, org_id = user.org_id, "dashboard sign-in");
+    tracing::info!(user_id = %user.id, org_id = user.org_id.0, "dashboard sign-in");
     Ok(Outcome::SignedIn { user, id })
 }

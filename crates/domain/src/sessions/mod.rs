@@ -14,11 +14,10 @@ use std::time::Duration;
 use base64::Engine as _;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use uuid::Uuid;
 
 pub use login::{Attempt, Outcome, login};
 
-use crate::{Result, Ts, db::Db, users::User};
+use crate::{OrgId, Result, Ts, UserId, db::Db, users::User};
 
 /// The rules of sessions and sign-in attempts (`[dashboard]` in the configuration).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +71,8 @@ pub fn id_hash(id: &str) -> Vec<u8> {
 pub struct SignedIn {
     /// The SHA-256 of the session id (what anti-forgery tokens are bound to).
     pub id_hash: Vec<u8>,
-    pub user_id: Uuid,
-    pub org_id: i64,
+    pub user_id: UserId,
+    pub org_id: OrgId,
     pub email: String,
     pub org_name: String,
     pub last_seen_at: Ts,

@@ -2,7 +2,7 @@
 
 use super::SignedIn;
 use crate::{
-    Ts,
+    OrgId, Ts, UserId,
     db::{Db, DbResult},
     dispatch,
 };
@@ -10,8 +10,8 @@ use crate::{
 pub(super) async fn insert(
     db: &Db,
     id_hash: &[u8],
-    user_id: uuid::Uuid,
-    org_id: i64,
+    user_id: UserId,
+    org_id: OrgId,
     now: Ts,
     expires: Ts,
 ) -> DbResult<()> {

@@ -23,10 +23,9 @@ use base64::Engine as _;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use totp_rs::{Builder, Secret, Totp};
-use uuid::Uuid;
 
 use crate::{
-    Error, Result, Ts,
+    Error, OrgId, Result, Ts, UserId,
     db::Db,
     sessions::{self, Policy, throttle},
     users,
@@ -164,25 +163,25 @@ fn new_secret() -> String {
 }
 
 /// Whether user `id` has two-factor sign-in on.
-pub async fn is_on(db: &Db, id: Uuid) -> Result<bool> {
+pub async fn is_on(db: &Db, id: UserId) -> Result<bool> {
     Ok(store::secret(db, id).await?.is_some())
 }
 
 /// The number of unused recovery codes of user `id`.
-pub async fn recovery_codes_left(db: &Db, id: Uuid) -> Result<i64> {
+pub async fn recovery_codes_left(db: &Db, id: UserId) -> Result<i64> {
     Ok(store::recovery_codes_left(db, id).await?)
 }
 
 /// Starts setting up two-factor sign-in for user `id` with a new secret (replacing one
 /// being set up); the secret.
-pub async fn begin_setup(db: &Db, id: Uuid) -> Result<String> {
+pub async fn begin_setup(db: &Db, id: UserId) -> Result<String> {
     let secret = new_secret();
     store::set_pending_secret(db, id, &secret).await?;
     Ok(secret)
 }
 
 /// The secret user `id` is setting up, if any.
-pub async fn pending_secret(db: &Db, id: Uuid) -> Result<Option<String>> {
+pub async fn pending_secret(db: &Db, id: UserId) -> Result<Option<String>> {
     Ok(store::pending_secret(db, id).await?)
 }
 
@@ -190,7 +189,7 @@ pub async fn pending_secret(db: &Db, id: Uuid) -> Result<Option<String>> {
 /// codes at `now`: the recovery codes to show once, or `None` for a wrong code.
 async fn enable_with(
     db: &Db,
-    id: Uuid,
+    id: UserId,
     secret: &str,
     code: &str,
     now: Ts,
@@ -207,7 +206,12 @@ async fn enable_with(
 /// Confirms the secret user `id` is setting up with `code`: the recovery codes to show
 /// once, or `None` for a wrong code (nothing changes). `NotFound` when no setup is under
 /// way.
-pub async fn confirm_setup(db: &Db, id: Uuid, code: &str, now: Ts) -> Result<Option<Vec<String>>> {
+pub async fn confirm_setup(
+    db: &Db,
+    id: UserId,
+    code: &str,
+    now: Ts,
+) -> Result<Option<Vec<String>>> {
     let secret = store::pending_secret(db, id)
         .await?
         .ok_or(Error::NotFound("two-factor setup"))?;
@@ -216,7 +220,7 @@ pub async fn confirm_setup(db: &Db, id: Uuid, code: &str, now: Ts) -> Result<Opt
 
 /// Checks `code` of user `id` at `now`: a code of the authenticator whose step was not
 /// used yet, or an unused recovery code (used up by this check).
-pub async fn verify(db: &Db, id: Uuid, code: &str, now: Ts) -> Result<bool> {
+pub async fn verify(db: &Db, id: UserId, code: &str, now: Ts) -> Result<bool> {
     let Some((secret, _)) = store::secret(db, id).await? else {
         return Ok(false);
     };
@@ -235,7 +239,7 @@ pub async fn verify(db: &Db, id: Uuid, code: &str, now: Ts) -> Result<bool> {
 }
 
 /// Switches two-factor sign-in off for user `id`.
-pub async fn turn_off(db: &Db, id: Uuid) -> Result<()> {
+pub async fn turn_off(db: &Db, id: UserId) -> Result<()> {
     store::disable(db, id).await?;
     tracing::info!(user_id = %id, "two-factor sign-in switched off");
     Ok(())
@@ -244,8 +248,8 @@ pub async fn turn_off(db: &Db, id: Uuid) -> Result<()> {
 /// A sign-in whose password was right, waiting for its second step.
 #[derive(Clone, sqlx::FromRow)]
 pub struct Pending {
-    pub user_id: Uuid,
-    pub org_id: i64,
+    pub user_id: UserId,
+    pub org_id: OrgId,
     pub email: String,
     pub org_name: String,
     /// When the user sets two-factor sign-in up in this step (their organization requires
@@ -357,7 +361,7 @@ pub async fn second_step(
     store::delete_pending(db, &digest(pending_id)).await?;
     let user = users::get(db, p.org_id, p.user_id).await?;
     let id = sessions::start(db, &user, now, policy).await?;
-    tracing::info!(user_id = %user.id, org_id = user.org_id, "dashboard sign-in (two-factor)");
+    tracing::info!(user_id = %user.id, org_id = user.org_id.0, "dashboard sign-in (two-factor)");
     Ok(Step::SignedIn { id, recovery_codes })
 }
 

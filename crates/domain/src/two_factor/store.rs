@@ -1,17 +1,15 @@
 //! Authenticators, recovery codes and pending sign-ins as stored.
 
-use uuid::Uuid;
-
 use super::Pending;
 use crate::{
-    Ts,
+    Ts, UserId,
     db::{Db, DbResult},
     dispatch, dispatch_tx,
 };
 
 /// The confirmed secret of user `id` (two-factor sign-in is on), and the last accepted
 /// step.
-pub(super) async fn secret(db: &Db, id: Uuid) -> DbResult<Option<(String, i64)>> {
+pub(super) async fn secret(db: &Db, id: UserId) -> DbResult<Option<(String, i64)>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(
             "SELECT secret, last_step FROM dashboard_two_factor WHERE user_id = $1 AND secret IS NOT NULL",
@@ -23,7 +21,7 @@ pub(super) async fn secret(db: &Db, id: Uuid) -> DbResult<Option<(String, i64)>>
 }
 
 /// The secret of user `id` being set up.
-pub(super) async fn pending_secret(db: &Db, id: Uuid) -> DbResult<Option<String>> {
+pub(super) async fn pending_secret(db: &Db, id: UserId) -> DbResult<Option<String>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar(
             "SELECT pending_secret FROM dashboard_two_factor WHERE user_id = $1 AND pending_secret IS NOT NULL",
@@ -35,7 +33,7 @@ pub(super) async fn pending_secret(db: &Db, id: Uuid) -> DbResult<Option<String>
 }
 
 /// Stores `secret` as the one user `id` is setting up (any earlier one is replaced).
-pub(super) async fn set_pending_secret(db: &Db, id: Uuid, secret: &str) -> DbResult<()> {
+pub(super) async fn set_pending_secret(db: &Db, id: UserId, secret: &str) -> DbResult<()> {
     dispatch!(db.writer(), p => {
         sqlx::query(
             "INSERT INTO dashboard_two_factor (user_id, pending_secret) VALUES ($1, $2) \
@@ -53,7 +51,7 @@ pub(super) async fn set_pending_secret(db: &Db, id: Uuid, secret: &str) -> DbRes
 /// accepted) and replaces the user's recovery codes, in one transaction.
 pub(super) async fn enable(
     db: &Db,
-    id: Uuid,
+    id: UserId,
     secret: &str,
     step: i64,
     codes: &[Vec<u8>],
@@ -90,7 +88,7 @@ pub(super) async fn enable(
 
 /// Records `step` as the last accepted one of user `id`, unless a step as late or later
 /// was accepted already (then false: the code was used).
-pub(super) async fn take_step(db: &Db, id: Uuid, step: i64) -> DbResult<bool> {
+pub(super) async fn take_step(db: &Db, id: UserId, step: i64) -> DbResult<bool> {
     Ok(dispatch!(db.writer(), p => {
         sqlx::query("UPDATE dashboard_two_factor SET last_step = $2 WHERE user_id = $1 AND secret IS NOT NULL AND last_step < $2")
             .bind(id)
@@ -102,7 +100,7 @@ pub(super) async fn take_step(db: &Db, id: Uuid, step: i64) -> DbResult<bool> {
 }
 
 /// Uses up the recovery code of user `id` whose hash is `hash`: false when there is none.
-pub(super) async fn take_recovery_code(db: &Db, id: Uuid, hash: &[u8]) -> DbResult<bool> {
+pub(super) async fn take_recovery_code(db: &Db, id: UserId, hash: &[u8]) -> DbResult<bool> {
     Ok(dispatch!(db.writer(), p => {
         sqlx::query("DELETE FROM dashboard_recovery_codes WHERE user_id = $1 AND code_hash = $2")
             .bind(id)
@@ -114,7 +112,7 @@ pub(super) async fn take_recovery_code(db: &Db, id: Uuid, hash: &[u8]) -> DbResu
 }
 
 /// The number of unused recovery codes of user `id`.
-pub(super) async fn recovery_codes_left(db: &Db, id: Uuid) -> DbResult<i64> {
+pub(super) async fn recovery_codes_left(db: &Db, id: UserId) -> DbResult<i64> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT COUNT(*) FROM dashboard_recovery_codes WHERE user_id = $1")
             .bind(id)
@@ -124,7 +122,7 @@ pub(super) async fn recovery_codes_left(db: &Db, id: Uuid) -> DbResult<i64> {
 }
 
 /// Switches two-factor sign-in off for user `id`: its secret and recovery codes go.
-pub(super) async fn disable(db: &Db, id: Uuid) -> DbResult<()> {
+pub(super) async fn disable(db: &Db, id: UserId) -> DbResult<()> {
     let mut tx = db.begin().await?;
     dispatch_tx!(&mut tx, t => {
         sqlx::query("DELETE FROM dashboard_two_factor WHERE user_id = $1")
@@ -143,7 +141,7 @@ pub(super) async fn disable(db: &Db, id: Uuid) -> DbResult<()> {
 pub(super) async fn insert_pending(
     db: &Db,
     id_hash: &[u8],
-    user_id: Uuid,
+    user_id: UserId,
     visitor_hash: &[u8],
     setup_secret: Option<&str>,
     now: Ts,

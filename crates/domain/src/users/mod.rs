@@ -20,7 +20,7 @@ use utoipa::openapi::{
 use uuid::Uuid;
 
 use crate::{
-    Error, Input, Result, Ts,
+    Error, Input, OrgId, Result, Ts, UserId,
     db::{Db, Tx},
     kind::{Check, Email, Kind, Text, type_error},
     links, orgs, request,
@@ -29,8 +29,8 @@ use crate::{
 /// A staff user (its password hash stays in storage).
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct User {
-    pub id: Uuid,
-    pub org_id: i64,
+    pub id: UserId,
+    pub org_id: OrgId,
     pub email: String,
     pub created_at: Ts,
     pub last_login_at: Option<Ts>,
@@ -96,12 +96,12 @@ fn strong(new: &str, field: &str, email: &str) -> Result<()> {
 
 /// Checks a new user's body and hashes its password (before any transaction: hashing is
 /// slow).
-async fn prepare(org_id: i64, now: Ts, body: Input) -> Result<(User, String, String)> {
+async fn prepare(org_id: OrgId, now: Ts, body: Input) -> Result<(User, String, String)> {
     let u = UserIn::parse(body)?;
     strong(&u.password, "password", &u.email)?;
     let hash = password::hash(&u.password).await?;
     let user = User {
-        id: Uuid::now_v7(),
+        id: UserId(Uuid::now_v7()),
         org_id,
         email: u.email.trim().to_string(),
         created_at: now,
@@ -120,43 +120,43 @@ async fn insert(tx: &mut Tx, user: &User, identity: &str, hash: &str) -> Result<
 }
 
 /// Creates a staff user of organization `org_id` from `{email, password}`.
-pub async fn create(db: &Db, org_id: i64, body: Input, now: Ts) -> Result<User> {
+pub async fn create(db: &Db, org_id: OrgId, body: Input, now: Ts) -> Result<User> {
     orgs::get(db, org_id).await?;
     let (user, identity, hash) = prepare(org_id, now, body).await?;
     let mut tx = db.begin().await?;
     insert(&mut tx, &user, &identity, &hash).await?;
     tx.commit().await?;
-    tracing::info!(user_id = %user.id, org_id, "staff user created");
+    tracing::info!(user_id = %user.id, org_id = org_id.0, "staff user created");
     Ok(user)
 }
 
 /// The organization's staff users, oldest first.
-pub async fn list(db: &Db, org_id: i64) -> Result<Vec<User>> {
+pub async fn list(db: &Db, org_id: OrgId) -> Result<Vec<User>> {
     Ok(store::list(db, org_id).await?)
 }
 
 /// One staff user of the organization.
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> Result<User> {
+pub async fn get(db: &Db, org_id: OrgId, id: UserId) -> Result<User> {
     store::get(db, Some(org_id), id)
         .await?
         .ok_or(Error::NotFound("user"))
 }
 
 /// Removes a staff user of the organization; every session of theirs ends with it.
-pub async fn remove(db: &Db, org_id: i64, id: Uuid) -> Result<User> {
+pub async fn remove(db: &Db, org_id: OrgId, id: UserId) -> Result<User> {
     let user = store::delete(db, Some(org_id), id)
         .await?
         .ok_or(Error::NotFound("user"))?;
-    tracing::info!(user_id = %id, org_id, "staff user removed");
+    tracing::info!(user_id = %id, org_id = org_id.0, "staff user removed");
     Ok(user)
 }
 
 /// Removes a staff user of any organization (the command line).
-pub async fn remove_any(db: &Db, id: Uuid) -> Result<User> {
+pub async fn remove_any(db: &Db, id: UserId) -> Result<User> {
     let user = store::delete(db, None, id)
         .await?
         .ok_or(Error::NotFound("user"))?;
-    tracing::info!(user_id = %id, org_id = user.org_id, "staff user removed");
+    tracing::info!(user_id = %id, org_id = user.org_id.0, "staff user removed");
     Ok(user)
 }
 
@@ -170,7 +170,12 @@ pub struct PreparedChange {
 /// Checks a change of user `id`'s own password from `{current_password, new_password}`
 /// (the new one long and hard enough to guess), before any password is verified or
 /// hashed.
-pub async fn prepare_change(db: &Db, org_id: i64, id: Uuid, body: Input) -> Result<PreparedChange> {
+pub async fn prepare_change(
+    db: &Db,
+    org_id: OrgId,
+    id: UserId,
+    body: Input,
+) -> Result<PreparedChange> {
     let c = PasswordChange::parse(body)?;
     let user = get(db, org_id, id).await?;
     strong(&c.new_password, "new_password", &user.email)?;
@@ -184,8 +189,8 @@ pub async fn prepare_change(db: &Db, org_id: i64, id: Uuid, body: Input) -> Resu
 /// other session of the user ends (the one whose id hash is `keep` goes on).
 pub async fn apply_change(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: UserId,
     keep: Option<&[u8]>,
     change: PreparedChange,
 ) -> Result<()> {
@@ -203,7 +208,7 @@ pub async fn apply_change(
     if !store::set_password(db, org_id, id, &hash, keep).await? {
         return Err(Error::NotFound("user"));
     }
-    tracing::info!(user_id = %id, org_id, "staff password changed; other sessions ended");
+    tracing::info!(user_id = %id, org_id = org_id.0, "staff password changed; other sessions ended");
     Ok(())
 }
 
@@ -227,7 +232,7 @@ pub async fn verify_login(db: &Db, email: &str, password: &str, now: Ts) -> Resu
 }
 
 /// Whether `password` is the current password of user `id` of `org_id`.
-pub async fn check_password(db: &Db, org_id: i64, id: Uuid, password: &str) -> Result<bool> {
+pub async fn check_password(db: &Db, org_id: OrgId, id: UserId, password: &str) -> Result<bool> {
     let stored = store::password_hash(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("user"))?;

@@ -133,7 +133,7 @@ pub async fn request(
         .await
         .map_err(|_| Error::Internal("the reset mail could not be queued"))?;
     tx.commit().await?;
-    tracing::info!(user_id = %user.id, org_id = user.org_id, "password reset link mailed");
+    tracing::info!(user_id = %user.id, org_id = user.org_id.0, "password reset link mailed");
     Ok(Requested::Accepted)
 }
 
@@ -161,7 +161,7 @@ pub async fn use_link(db: &Db, token: &str, body: Input, now: Ts) -> Result<User
         return Err(Error::NotFound("reset link"));
     }
     tx.commit().await?;
-    tracing::info!(user_id = %user.id, org_id = user.org_id, "password reset through a mailed link; every session ended");
+    tracing::info!(user_id = %user.id, org_id = user.org_id.0, "password reset through a mailed link; every session ended");
     Ok(user)
 }
 

@@ -7,7 +7,7 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 use super::{User, insert, prepare, store};
-use crate::{Error, Input, Result, Ts, db::Db};
+use crate::{Error, Input, OrgId, Result, Ts, db::Db};
 
 /// How long a setup link works when not given otherwise.
 pub const DEFAULT_LIFETIME: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -19,7 +19,7 @@ fn digest(token: &str) -> Vec<u8> {
 /// A new setup link's token for organization `org_id`, valid for `lifetime` from `now`.
 pub async fn create_link(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     now: Ts,
     lifetime: std::time::Duration,
 ) -> Result<String> {
@@ -32,7 +32,7 @@ pub async fn create_link(
 }
 
 /// The organization of a link that still works at `now`.
-pub async fn link_org(db: &Db, token: &str, now: Ts) -> Result<Option<i64>> {
+pub async fn link_org(db: &Db, token: &str, now: Ts) -> Result<Option<OrgId>> {
     if token.len() > 128 {
         return Ok(None);
     }
@@ -54,7 +54,7 @@ pub async fn use_link(db: &Db, token: &str, body: Input, now: Ts) -> Result<User
     }
     insert(&mut tx, &user, &identity, &hash).await?;
     tx.commit().await?;
-    tracing::info!(user_id = %user.id, org_id, "staff user created through a setup link");
+    tracing::info!(user_id = %user.id, org_id = org_id.0, "staff user created through a setup link");
     Ok(user)
 }
 

@@ -1,10 +1,8 @@
 //! Staff users and setup links as stored.
 
-use uuid::Uuid;
-
 use super::User;
 use crate::{
-    Ts,
+    OrgId, Ts, UserId,
     db::{Db, DbResult, Tx},
     dispatch, dispatch_tx,
 };
@@ -37,7 +35,7 @@ pub(super) async fn insert(tx: &mut Tx, user: &User, identity: &str, hash: &str)
     Ok(())
 }
 
-pub(super) async fn list(db: &Db, org_id: i64) -> DbResult<Vec<User>> {
+pub(super) async fn list(db: &Db, org_id: OrgId) -> DbResult<Vec<User>> {
     let sql =
         format!("SELECT {COLUMNS} FROM dashboard_users WHERE org_id = $1 ORDER BY created_at, id");
     Ok(dispatch!(db.reader(), p => {
@@ -46,7 +44,7 @@ pub(super) async fn list(db: &Db, org_id: i64) -> DbResult<Vec<User>> {
 }
 
 /// The user `id`, of organization `org_id` when given.
-pub(super) async fn get(db: &Db, org_id: Option<i64>, id: Uuid) -> DbResult<Option<User>> {
+pub(super) async fn get(db: &Db, org_id: Option<OrgId>, id: UserId) -> DbResult<Option<User>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM dashboard_users WHERE id = $1 AND ($2 IS NULL OR org_id = $2)"
     );
@@ -56,7 +54,7 @@ pub(super) async fn get(db: &Db, org_id: Option<i64>, id: Uuid) -> DbResult<Opti
 }
 
 /// Deletes the user `id` (of organization `org_id` when given); its sessions go with it.
-pub(super) async fn delete(db: &Db, org_id: Option<i64>, id: Uuid) -> DbResult<Option<User>> {
+pub(super) async fn delete(db: &Db, org_id: Option<OrgId>, id: UserId) -> DbResult<Option<User>> {
     let sql = format!(
         "DELETE FROM dashboard_users WHERE id = $1 AND ($2 IS NULL OR org_id = $2) RETURNING {COLUMNS}"
     );
@@ -79,7 +77,7 @@ pub(super) async fn credentials(db: &Db, identity: &str) -> DbResult<Option<Cred
 }
 
 /// The password hash of user `id` of `org_id`.
-pub(super) async fn password_hash(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<String>> {
+pub(super) async fn password_hash(db: &Db, org_id: OrgId, id: UserId) -> DbResult<Option<String>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT password_hash FROM dashboard_users WHERE id = $1 AND org_id = $2")
             .bind(id)
@@ -93,8 +91,8 @@ pub(super) async fn password_hash(db: &Db, org_id: i64, id: Uuid) -> DbResult<Op
 /// whose id hash is `keep`, in one transaction.
 pub(super) async fn set_password(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: UserId,
     hash: &str,
     keep: Option<&[u8]>,
 ) -> DbResult<bool> {
@@ -118,7 +116,7 @@ pub(super) async fn set_password(
     Ok(changed == 1)
 }
 
-pub(super) async fn record_login(db: &Db, id: Uuid, at: Ts) -> DbResult<()> {
+pub(super) async fn record_login(db: &Db, id: UserId, at: Ts) -> DbResult<()> {
     dispatch!(db.writer(), p => {
         sqlx::query("UPDATE dashboard_users SET last_login_at = $2 WHERE id = $1")
             .bind(id)
@@ -132,7 +130,7 @@ pub(super) async fn record_login(db: &Db, id: Uuid, at: Ts) -> DbResult<()> {
 pub(super) async fn insert_link(
     db: &Db,
     hash: &[u8],
-    org_id: i64,
+    org_id: OrgId,
     now: Ts,
     expires: Ts,
 ) -> DbResult<()> {
@@ -151,7 +149,7 @@ pub(super) async fn insert_link(
 }
 
 /// The organization of the unused, unexpired link with this hash.
-pub(super) async fn link_org(db: &Db, hash: &[u8], now: Ts) -> DbResult<Option<i64>> {
+pub(super) async fn link_org(db: &Db, hash: &[u8], now: Ts) -> DbResult<Option<OrgId>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_scalar(
             "SELECT org_id FROM dashboard_setup_tokens WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2",
@@ -164,7 +162,7 @@ pub(super) async fn link_org(db: &Db, hash: &[u8], now: Ts) -> DbResult<Option<i
 }
 
 /// Marks the link used in `tx`, if it is still unused and unexpired; its organization.
-pub(super) async fn take_link(tx: &mut Tx, hash: &[u8], now: Ts) -> DbResult<Option<i64>> {
+pub(super) async fn take_link(tx: &mut Tx, hash: &[u8], now: Ts) -> DbResult<Option<OrgId>> {
     Ok(dispatch_tx!(tx, t => {
         sqlx::query_scalar(
             "UPDATE dashboard_setup_tokens SET used_at = $2 \
@@ -199,7 +197,7 @@ pub(super) async fn by_identity(db: &Db, identity: &str) -> DbResult<Option<User
 pub(super) async fn insert_reset(
     tx: &mut Tx,
     hash: &[u8],
-    user_id: Uuid,
+    user_id: UserId,
     now: Ts,
     expires: Ts,
 ) -> DbResult<()> {
@@ -236,9 +234,9 @@ pub(super) async fn take_reset(
     hash: &[u8],
     now: Ts,
     password_hash: &str,
-) -> DbResult<Option<Uuid>> {
+) -> DbResult<Option<UserId>> {
     Ok(dispatch_tx!(tx, t => {
-        let user: Option<Uuid> = sqlx::query_scalar(
+        let user: Option<UserId> = sqlx::query_scalar(
             "UPDATE dashboard_reset_tokens SET used_at = $2 \
              WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id",
         )

@@ -2,16 +2,15 @@
 //! delivered JSON's order), and the payload of the `ping` a test sends.
 
 use serde::Serialize;
-use uuid::Uuid;
 
-use crate::{Ts, events::Event};
+use crate::{OrgId, Ts, WebhookId, events::Event};
 
 /// The body of a delivery: `{event, organization_id, timestamp, data}`. It is written once
 /// (at fan-out, or when a test is queued) and sent as those bytes on every attempt.
 #[derive(Debug, Serialize)]
 pub struct Body<'a, D: Serialize> {
     pub event: &'a str,
-    pub organization_id: i64,
+    pub organization_id: OrgId,
     /// When the event was written.
     pub timestamp: Ts,
     pub data: &'a D,
@@ -28,7 +27,7 @@ impl<D: Serialize> Body<'_, D> {
 /// `ping`: a test delivery of one subscription.
 #[derive(Debug, Serialize)]
 pub struct Ping {
-    pub subscription_id: Uuid,
+    pub subscription_id: WebhookId,
 }
 
 impl Event for Ping {
@@ -51,7 +50,7 @@ mod tests {
                 .unwrap();
         let body = Body {
             event: "job.created",
-            organization_id: 7,
+            organization_id: OrgId(7),
             timestamp: at,
             data: &data,
         };
@@ -59,13 +58,13 @@ mod tests {
             body.to_json(),
             r#"{"event":"job.created","organization_id":7,"timestamp":"2026-01-02T03:04:05.123456Z","data":{"job_id":"j","title":"T","amount":19.990,"location":null}}"#
         );
-        let id = Uuid::nil();
+        let id = WebhookId(uuid::Uuid::nil());
         let ping = Ping {
             subscription_id: id,
         };
         let body = Body {
             event: ping.event_type(),
-            organization_id: 1,
+            organization_id: OrgId(1),
             timestamp: at,
             data: &ping,
         };

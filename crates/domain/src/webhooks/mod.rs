@@ -25,7 +25,7 @@ pub use store::{
 };
 
 use crate::{
-    Error, FieldError, Input, Result,
+    Error, FieldError, Input, OrgId, Result, WebhookId,
     db::{Db, events::OUTBOX_WAKE},
     input::Field,
     kind::{Kind, Link},
@@ -42,7 +42,7 @@ pub trait TargetPolicy {
 /// for `webhook` targets only. `true` when created.
 pub async fn create(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     policy: &impl TargetPolicy,
     mut body: Input,
 ) -> Result<(Subscription, bool)> {
@@ -67,12 +67,12 @@ pub async fn create(
 }
 
 /// The organization's subscriptions, newest first.
-pub async fn list(db: &Db, org_id: i64) -> Result<Vec<Subscription>> {
+pub async fn list(db: &Db, org_id: OrgId) -> Result<Vec<Subscription>> {
     Ok(store::subscriptions::list(db, org_id).await?)
 }
 
 /// One subscription of the organization.
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> Result<Subscription> {
+pub async fn get(db: &Db, org_id: OrgId, id: WebhookId) -> Result<Subscription> {
     store::subscriptions::get(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("webhook"))
@@ -83,8 +83,8 @@ pub async fn get(db: &Db, org_id: i64, id: Uuid) -> Result<Subscription> {
 /// another subscription is a conflict.
 pub async fn update(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: WebhookId,
     policy: &impl TargetPolicy,
     mut body: Input,
 ) -> Result<Subscription> {
@@ -138,7 +138,7 @@ pub async fn recover(db: &Db, sub: &Subscription, body: Input) -> Result<u64> {
 }
 
 /// Deletes a subscription permanently, with its deliveries (pending ones are discarded).
-pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<()> {
+pub async fn delete(db: &Db, org_id: OrgId, id: WebhookId) -> Result<()> {
     if store::subscriptions::delete(db, org_id, id).await? {
         Ok(())
     } else {
@@ -150,8 +150,8 @@ pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> Result<()> {
 /// attempts (oldest first).
 pub async fn list_deliveries(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: WebhookId,
     limit: i64,
 ) -> Result<Vec<(Delivery, Vec<Attempt>)>> {
     let sub = get(db, org_id, id).await?;

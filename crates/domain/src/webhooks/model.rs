@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::{
-    Ts,
+    OrgId, Ts, WebhookId,
     kind::{Enum, Flag, Instant, Int, Link, Text},
     query,
     query::QInt,
@@ -63,8 +63,8 @@ impl PartialEq<&str> for DeliveryStatus {
 /// front doors render their own view of it, and `Debug` leaves the secret out.
 #[derive(Clone, sqlx::FromRow)]
 pub struct Subscription {
-    pub id: Uuid,
-    pub org_id: i64,
+    pub id: WebhookId,
+    pub org_id: OrgId,
     pub event: EventName,
     pub target_type: TargetType,
     pub target_url: String,
@@ -180,7 +180,8 @@ query! {
 pub struct Delivery {
     /// Stable id, sent as `X-Service-Delivery` on every attempt.
     pub id: Uuid,
-    pub subscription_id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub subscription_id: WebhookId,
     /// The event name (`ping` for test deliveries).
     pub event: String,
     pub status: DeliveryStatus,
@@ -213,8 +214,8 @@ pub struct Attempt {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Claimed {
     pub id: Uuid,
-    pub subscription_id: Uuid,
-    pub org_id: i64,
+    pub subscription_id: WebhookId,
+    pub org_id: OrgId,
     pub event_type: String,
     /// The exact body of `webhook` targets (the same bytes on every attempt).
     pub payload: String,
@@ -264,8 +265,8 @@ mod tests {
         let now = Ts::now();
         let until = now.later_by(std::time::Duration::from_secs(60));
         let sub = Subscription {
-            id: Uuid::now_v7(),
-            org_id: 1,
+            id: WebhookId(Uuid::now_v7()),
+            org_id: OrgId(1),
             event: EventName::All,
             target_type: TargetType::Webhook,
             target_url: "https://example.com/".into(),

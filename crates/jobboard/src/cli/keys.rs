@@ -2,8 +2,8 @@
 
 use clap::Subcommand;
 use jobboard::config::Config;
-use jobboard_domain::keys::secret as auth;
 use jobboard_domain::keys::store as keys;
+use jobboard_domain::{OrgId, keys::secret as auth};
 use jobboard_store::Db;
 
 use super::{check_limit, org_exists};
@@ -13,7 +13,7 @@ pub enum KeysCmd {
     /// Create a key; prints the full key as the last line (it is not stored and cannot be shown again).
     Create {
         #[arg(long)]
-        org: i64,
+        org: OrgId,
         #[arg(long, default_value = "")]
         name: String,
         /// Comma-separated scopes, or * for all.
@@ -29,7 +29,7 @@ pub enum KeysCmd {
     /// List the keys of an organization (prefixes only).
     List {
         #[arg(long)]
-        org: i64,
+        org: OrgId,
     },
     /// Change a key's name, scopes or limits.
     Update {
@@ -75,7 +75,7 @@ pub async fn run(db: &Db, config: &Config, cmd: KeysCmd) -> anyhow::Result<()> {
 async fn create(
     db: &Db,
     config: &Config,
-    org: i64,
+    org: OrgId,
     name: &str,
     scopes: &str,
     read_limit: Option<u32>,
@@ -110,7 +110,7 @@ async fn create(
     Ok(())
 }
 
-async fn list(db: &Db, org: i64) -> anyhow::Result<()> {
+async fn list(db: &Db, org: OrgId) -> anyhow::Result<()> {
     for k in keys::list(db, org).await? {
         let state = if k.revoked_at.is_some() {
             "revoked"

@@ -11,7 +11,7 @@ mod users;
 
 use clap::{Parser, Subcommand};
 use jobboard::config::Config;
-use jobboard_domain::orgs as org_ops;
+use jobboard_domain::{OrgId, orgs as org_ops};
 use jobboard_store::Db;
 use jobboard_store::ratelimit::MAX_LIMIT;
 
@@ -106,7 +106,7 @@ pub(crate) async fn open(config: &Config) -> anyhow::Result<Db> {
 }
 
 /// True when organization `id` exists.
-pub(crate) async fn org_exists(db: &Db, id: i64) -> anyhow::Result<bool> {
+pub(crate) async fn org_exists(db: &Db, id: OrgId) -> anyhow::Result<bool> {
     match org_ops::get(db, id).await {
         Ok(_) => Ok(true),
         Err(jobboard_domain::Error::NotFound(_)) => Ok(false),

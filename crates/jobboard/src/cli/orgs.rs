@@ -3,7 +3,7 @@
 use clap::Subcommand;
 use jobboard::config::Config;
 use jobboard_domain::{
-    Input,
+    Input, OrgId,
     orgs::{self, domains::Reserved},
 };
 use jobboard_store::Db;
@@ -25,7 +25,7 @@ pub enum OrgsCmd {
     /// staff must use two-factor sign-in.
     Update {
         /// The organization's id.
-        id: i64,
+        id: OrgId,
         #[arg(long)]
         name: Option<String>,
         /// The host name its board answers on, in use at once (staff claiming one in the
@@ -142,7 +142,7 @@ async fn create(
 
 async fn update(
     db: &Db,
-    id: i64,
+    id: OrgId,
     changes: Map<String, Value>,
     reserved: &Reserved,
 ) -> anyhow::Result<()> {

@@ -4,13 +4,14 @@ use clap::Subcommand;
 use jobboard_store::Db;
 
 use super::org_exists;
+use jobboard_domain::OrgId;
 
 #[derive(Subcommand)]
 pub enum PlansCmd {
     /// Create a plan; prints its id as the last line.
     Create {
         #[arg(long)]
-        org: i64,
+        org: OrgId,
         #[arg(long)]
         name: String,
         /// Exact decimal price, e.g. 49.99.
@@ -33,7 +34,7 @@ pub enum PlansCmd {
     /// List the plans of an organization.
     List {
         #[arg(long)]
-        org: i64,
+        org: OrgId,
     },
 }
 

@@ -4,6 +4,7 @@ use clap::Subcommand;
 use jobboard_store::Db;
 
 use super::{described, org_exists};
+use jobboard_domain::{OrgId, UserId};
 
 #[derive(Subcommand)]
 pub enum UsersCmd {
@@ -11,14 +12,14 @@ pub enum UsersCmd {
     /// input and prints the user's id as the last line.
     Create {
         #[arg(long)]
-        org: i64,
+        org: OrgId,
         #[arg(long)]
         email: String,
     },
     /// List the staff users of an organization.
     List {
         #[arg(long)]
-        org: i64,
+        org: OrgId,
     },
     /// Remove a staff user; their sessions end at once.
     Remove {
@@ -39,14 +40,9 @@ pub async fn run(db: &Db, cmd: UsersCmd) -> anyhow::Result<()> {
             let mut body = serde_json::Map::new();
             body.insert("email".into(), email.into());
             body.insert("password".into(), password.into());
-            let user = users::create(
-                db,
-                org,
-                jobboard_domain::Input::new(body),
-                jobboard_store::Ts::now(),
-            )
-            .await
-            .map_err(described)?;
+            let user = users::create(db, org, jobboard_domain::Input::new(body), db.now())
+                .await
+                .map_err(described)?;
             println!(
                 "Created staff user {} of organization {org}; they sign in at /dashboard/login.",
                 user.email
@@ -65,7 +61,9 @@ pub async fn run(db: &Db, cmd: UsersCmd) -> anyhow::Result<()> {
             }
         }
         UsersCmd::Remove { id } => {
-            let id = uuid::Uuid::parse_str(id.trim())
+            let id: UserId = id
+                .trim()
+                .parse()
                 .map_err(|_| anyhow::anyhow!("{id:?} is not a user id"))?;
             let user = match users::remove_any(db, id).await {
                 Err(jobboard_domain::Error::NotFound(_)) => {

@@ -12,11 +12,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{Auth, JsonBody, Query, extract::ClientAddr};
 use crate::{app::AppState, error::ApiResult};
-use jobboard_domain::{
-    Ts,
-    analytics::{
-        self, Client, EventsIn, JobsQuery, PerJob, Period, ReportPeriod, SiteDay, SiteQuery,
-    },
+use jobboard_domain::analytics::{
+    self, Client, EventsIn, JobsQuery, PerJob, Period, ReportPeriod, SiteDay, SiteQuery,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -105,7 +102,7 @@ async fn job_analytics(
     Query(q): Query,
 ) -> ApiResult<Json<JobAnalyticsOut>> {
     auth.require("analytics:read")?;
-    let report = analytics::jobs(&app.db, auth.org_id, q, today()).await?;
+    let report = analytics::jobs(&app.db, auth.org_id, q, today(&app)).await?;
     Ok(Json(JobAnalyticsOut {
         data: JobAnalyticsData {
             visitors: report.visitors,
@@ -171,7 +168,7 @@ async fn site_analytics(
     Query(mut q): Query,
 ) -> ApiResult<Json<SiteAnalyticsOut>> {
     auth.require("analytics:read")?;
-    let window = analytics::site_window(&mut q, today());
+    let window = analytics::site_window(&mut q, today(&app));
     q.finish()?;
     let r = analytics::site(&app.db, auth.org_id, &window).await?;
     Ok(Json(SiteAnalyticsOut {
@@ -194,7 +191,7 @@ async fn site_analytics(
     }))
 }
 
-/// Today in UTC: periods end on it.
-fn today() -> NaiveDate {
-    Ts::now().0.date_naive()
+/// Today in UTC at the service's clock: periods end on it.
+fn today(app: &AppState) -> NaiveDate {
+    app.clock.now().0.date_naive()
 }

@@ -9,12 +9,14 @@ use axum::{
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, docs::Pagination, extract::path_id};
 use crate::{app::AppState, error::ApiResult};
-use jobboard_domain::applications::{
-    self, Application, ApplicationIn, ApplicationListQuery, ApplicationPatch, ApplicationStatus,
+use jobboard_domain::{
+    JobId,
+    applications::{
+        self, Application, ApplicationIn, ApplicationListQuery, ApplicationPatch, ApplicationStatus,
+    },
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -44,7 +46,8 @@ pub struct ApplicationListMeta {
 /// The filters applied.
 #[derive(Serialize, ToSchema)]
 pub struct ApplicationFilters {
-    pub job_id: Option<Uuid>,
+    #[schema(value_type = Option<Uuid>)]
+    pub job_id: Option<JobId>,
     /// The statuses asked for, as sent (none: every status).
     pub status: Vec<ApplicationStatus>,
 }

@@ -14,7 +14,6 @@ use super::extract::Auth;
 use crate::{app::AppState, error::ApiError};
 use jobboard_domain::keys::secret::{hash_key, looks_like_key};
 use jobboard_domain::keys::store as keys;
-use jobboard_store::Ts;
 use jobboard_store::ratelimit::{self, Decision, WINDOW};
 
 /// The API routes anyone may call without a key (each applies its own per-address limit).
@@ -91,7 +90,7 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
             Err(e) => return ApiError::from(e).into_response(),
         },
     };
-    app.record_key_use(found.id, Ts::now());
+    app.record_key_use(found.id, app.clock.now());
     let mut res = if decision.allowed {
         req.extensions_mut().insert(Auth {
             org_id: found.org_id,

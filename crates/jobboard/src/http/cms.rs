@@ -28,7 +28,7 @@ use crate::{
 };
 use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
 use jobboard_domain::{
-    Ts,
+    OrgId,
     cms::{
         self, CacheKey, Collection, CollectionIn, Head, Item, ItemIn, ItemListQuery, ItemPatch,
         ItemStatus, SubmissionIn, Visibility,
@@ -97,7 +97,7 @@ pub struct ItemDeletedOut {
 }
 
 /// The collection a read names, or `404 not_found` (`collection`).
-async fn head(app: &AppState, org_id: i64, slug: &str) -> ApiResult<Head> {
+async fn head(app: &AppState, org_id: OrgId, slug: &str) -> ApiResult<Head> {
     Ok(cms::head(&app.db, org_id, slug)
         .await?
         .ok_or(jobboard_domain::Error::NotFound("collection"))?)
@@ -195,10 +195,10 @@ where
         .read_through(
             key,
             head.version,
-            || Ts::now().micros(),
+            || app.clock.now().micros(),
             bypass(headers),
             || async {
-                let now = Ts::now();
+                let now = app.clock.now();
                 let body = render().await?;
                 let rendered =
                     Rendered::new(serde_json::to_vec(&body).map_err(|e| ApiError::internal(&e))?);
@@ -256,7 +256,7 @@ async fn list_items(
             &app.db,
             auth.org_id,
             head.id,
-            lq.filter(Ts::now()),
+            lq.filter(app.clock.now()),
             head.order(),
             lq.limit,
             lq.offset,

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::error::{ApiError, ApiResult};
 use jobboard_domain::keys::secret as auth;
-use jobboard_domain::{Input, QueryInput, kind::parse_uuid};
+use jobboard_domain::{Input, OrgId, QueryInput, kind::parse_uuid};
 
 /// The largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -27,7 +27,7 @@ const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from
 /// The organization and key a request was authenticated as (set by the auth middleware).
 #[derive(Debug, Clone)]
 pub struct Auth {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub key_id: Uuid,
     pub scopes: std::sync::Arc<str>,
     /// The organization's job list version when the key was read (before anything else
@@ -192,8 +192,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Query {
 }
 
 /// Parses a path id; a malformed one is answered like an unknown one (`404 not_found`).
-pub fn path_id(raw: &str, resource: &str) -> ApiResult<Uuid> {
-    parse_uuid(raw).ok_or_else(|| ApiError::not_found(resource))
+pub fn path_id<T: From<Uuid>>(raw: &str, resource: &str) -> ApiResult<T> {
+    parse_uuid(raw)
+        .map(T::from)
+        .ok_or_else(|| ApiError::not_found(resource))
 }
 
 /// The client's address (see [`crate::net::client_ip`]).

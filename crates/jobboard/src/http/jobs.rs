@@ -9,7 +9,6 @@ use axum::{
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, cached, extract};
 use crate::{
@@ -18,7 +17,7 @@ use crate::{
 };
 use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
 use jobboard_domain::{
-    Ts,
+    CategoryId, JobId, OrgId, Ts,
     jobs::{self, Job, JobIn, JobListItem, JobListQuery, JobPatch, JobStatus, JobType, ListQuery},
 };
 
@@ -55,7 +54,8 @@ pub struct JobPagination {
 #[derive(Serialize, ToSchema)]
 pub struct JobFilters {
     pub search: Option<String>,
-    pub categories: Vec<Uuid>,
+    #[schema(value_type = Vec<Uuid>)]
+    pub categories: Vec<CategoryId>,
     pub job_types: Vec<JobType>,
     pub locations: Vec<String>,
     pub is_remote: Option<bool>,
@@ -71,7 +71,8 @@ pub struct JobCreatedOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct JobCreated {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: JobId,
     pub title: String,
     pub slug: String,
     pub status: JobStatus,
@@ -81,7 +82,8 @@ pub struct JobCreated {
 
 #[derive(Serialize, ToSchema)]
 pub struct JobCreatedMeta {
-    pub organization_id: i64,
+    #[schema(value_type = i64)]
+    pub organization_id: OrgId,
     /// Relative URL of the job: `/jobs/<slug>`.
     pub url: String,
 }
@@ -93,7 +95,8 @@ pub struct JobUpdatedOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct JobUpdated {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: JobId,
     pub updated_at: Ts,
     pub title: String,
     pub company_name: String,
@@ -114,7 +117,8 @@ pub struct JobDeletedOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct JobDeleted {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: JobId,
     /// Always true.
     pub deleted: bool,
 }
@@ -153,7 +157,7 @@ async fn list_jobs(
         .read_through(
             key,
             auth.job_list_version,
-            || Ts::now().micros(),
+            || app.clock.now().micros(),
             cached::bypass(&headers),
             || render_list(&app, auth.org_id, auth.job_list_version, lq),
         )
@@ -169,11 +173,11 @@ async fn list_jobs(
 /// at most [`MAX_AGE_MICROS`]).
 async fn render_list(
     app: &AppState,
-    org_id: i64,
+    org_id: OrgId,
     seen: i64,
     lq: ListQuery,
 ) -> ApiResult<(Rendered, i64)> {
-    let now = Ts::now();
+    let now = app.clock.now();
     let page = jobs::list_seen(&app.db, org_id, &lq, now, Some(seen)).await?;
     let total_pages = page.total_pages(lq.per_page);
     let status = lq.statuses();

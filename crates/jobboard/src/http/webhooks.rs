@@ -10,12 +10,11 @@ use axum::{
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use uuid::Uuid;
 
 use super::{Auth, JsonBody, Query, extract::path_id};
 use crate::{app::AppState, error::ApiResult, webhooks::ssrf::Policy};
 use jobboard_domain::{
-    Ts,
+    Ts, WebhookId,
     webhooks::{
         self, Attempt, Delivery, DeliveryListQuery, EventName, RecoverIn, Subscription, TargetType,
         WebhookIn, WebhookPatch,
@@ -35,7 +34,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// A webhook subscription (the secret is never returned).
 #[derive(Serialize, ToSchema)]
 pub struct Webhook {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: WebhookId,
     pub target_url: String,
     /// False once disabled, by a `PATCH` or by the service (`410 Gone`, or failing for the
     /// configured streak, 5 days by default, without one success).
@@ -50,10 +50,11 @@ pub struct Webhook {
     pub previous_secret_expires_at: Option<Ts>,
 }
 
-impl From<Subscription> for Webhook {
-    fn from(s: Subscription) -> Self {
+impl Webhook {
+    /// The subscription as the API shows it at `now`.
+    fn of(s: Subscription, now: Ts) -> Self {
         Webhook {
-            previous_secret_expires_at: s.rotation_ends_at(Ts::now()),
+            previous_secret_expires_at: s.rotation_ends_at(now),
             id: s.id,
             target_url: s.target_url,
             is_enabled: s.is_enabled,
@@ -71,8 +72,10 @@ pub struct WebhookOut {
 }
 
 impl WebhookOut {
-    fn of(sub: Subscription) -> Json<WebhookOut> {
-        Json(WebhookOut { data: sub.into() })
+    fn of(sub: Subscription, now: Ts) -> Json<WebhookOut> {
+        Json(WebhookOut {
+            data: Webhook::of(sub, now),
+        })
     }
 }
 
@@ -97,7 +100,8 @@ impl ListMeta {
 
 #[derive(Serialize, ToSchema)]
 pub struct Deleted {
-    pub id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub id: WebhookId,
     /// Always true.
     pub deleted: bool,
 }
@@ -162,7 +166,7 @@ async fn create_webhook(
     } else {
         StatusCode::OK
     };
-    Ok((status, WebhookOut::of(sub)))
+    Ok((status, WebhookOut::of(sub, app.clock.now())))
 }
 
 /// List the organization's webhook subscriptions, newest first.
@@ -180,7 +184,10 @@ async fn list_webhooks(
     let list = webhooks::list(&app.db, auth.org_id).await?;
     Ok(Json(WebhookListOut {
         meta: ListMeta::of(&list),
-        data: list.into_iter().map(Webhook::from).collect(),
+        data: list
+            .into_iter()
+            .map(|s| Webhook::of(s, app.clock.now()))
+            .collect(),
     }))
 }
 
@@ -201,6 +208,7 @@ async fn get_webhook(
     let id = path_id(&raw, "webhook")?;
     Ok(WebhookOut::of(
         webhooks::get(&app.db, auth.org_id, id).await?,
+        app.clock.now(),
     ))
 }
 
@@ -223,7 +231,7 @@ async fn update_webhook(
     let id = path_id(&raw, "webhook")?;
     let policy = Policy::new(&app.config.webhooks);
     let sub = webhooks::update(&app.db, auth.org_id, id, &policy, input).await?;
-    Ok(WebhookOut::of(sub))
+    Ok(WebhookOut::of(sub, app.clock.now()))
 }
 
 /// Delete a webhook subscription permanently; its pending deliveries are discarded.

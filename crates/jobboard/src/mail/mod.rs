@@ -27,7 +27,10 @@ pub mod worker;
 pub use config::{MailConfig, MailLayer};
 pub use worker::{drain, drain_with, run};
 
-use jobboard_domain::mail::{EnqueueError, Message, enqueue};
+use jobboard_domain::{
+    OrgId,
+    mail::{EnqueueError, Message, enqueue},
+};
 use jobboard_store::Db;
 
 /// What the mail worker needs: the database and the mail settings.
@@ -45,7 +48,11 @@ pub fn enabled(setup: impl Into<Setup>) -> bool {
 
 /// Queues one mail in a transaction of its own (for tools, tests and features whose only
 /// change is the mail itself). Returns the mail's id.
-pub async fn enqueue_now(db: &Db, org_id: i64, msg: &Message) -> Result<uuid::Uuid, EnqueueError> {
+pub async fn enqueue_now(
+    db: &Db,
+    org_id: OrgId,
+    msg: &Message,
+) -> Result<uuid::Uuid, EnqueueError> {
     let mut tx = db.begin().await?;
     let id = enqueue(&mut tx, org_id, msg).await?;
     tx.commit().await?;

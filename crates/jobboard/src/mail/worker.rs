@@ -126,7 +126,7 @@ impl Sender {
         let marking = tokio::spawn(async move {
             for pause_ms in [0, 100, 500, 2000] {
                 tokio::time::sleep(Duration::from_millis(pause_ms)).await;
-                match store::mark_sent(&db, id, Ts::now()).await {
+                match store::mark_sent(&db, id, db.now()).await {
                     Ok(_) => return true,
                     Err(e) => tracing::warn!(error = ?e, mail = %id, "marking a mail sent failed"),
                 }
@@ -238,9 +238,11 @@ pub async fn drain_with(setup: impl Into<Setup>, clock: Clock) -> usize {
     }
 }
 
-/// [`drain_with`] on the real clock.
+/// [`drain_with`] at the time of the setup's database (the service's clock).
 pub async fn drain(setup: impl Into<Setup>) -> usize {
-    drain_with(setup, Clock::system()).await
+    let setup = setup.into();
+    let clock = setup.db.clock().clone();
+    drain_with(setup, clock).await
 }
 
 /// The mail worker: hands due mails over, at most `mail.concurrency` at once, until `stop`.
@@ -267,7 +269,8 @@ pub async fn run(setup: impl Into<Setup>, stop: watch::Receiver<bool>) {
         );
     }
     let pg = setup.db.pg().cloned();
-    outbox::run(Arc::new(sender), setup.limits(), pg, stop).await
+    let clock = setup.db.clock().clone();
+    outbox::run(Arc::new(sender), setup.limits(), pg, clock, stop).await
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ use crate::{
     config::{Config, WebhookConfig},
     outbox::{self, Limits, Outbox},
 };
+use jobboard_domain::WebhookId;
 
 /// The most of a response body kept in the attempt log.
 pub const EXCERPT_BYTES: usize = 2048;
@@ -164,7 +165,7 @@ impl Sender {
 
     /// Sends one attempt; returns what happened and the `Retry-After` asked for, if any.
     async fn send(&self, sub: &Subscription, d: &Claimed) -> (Outcome, Option<Duration>) {
-        let attempted_at = Ts::now();
+        let attempted_at = self.db.now();
         let start = Instant::now();
         let fail = |error: String, start: Instant| Outcome {
             status_code: None,
@@ -270,8 +271,8 @@ impl Sender {
     }
 
     /// The subscriptions of a claimed batch; on failure the batch is handed back.
-    async fn targets(&self, claimed: &[Claimed]) -> Option<HashMap<Uuid, Arc<Subscription>>> {
-        let mut ids: Vec<Uuid> = claimed.iter().map(|d| d.subscription_id).collect();
+    async fn targets(&self, claimed: &[Claimed]) -> Option<HashMap<WebhookId, Arc<Subscription>>> {
+        let mut ids: Vec<WebhookId> = claimed.iter().map(|d| d.subscription_id).collect();
         ids.sort();
         ids.dedup();
         match store::targets(&self.db, &ids).await {
@@ -410,7 +411,7 @@ impl Outbox for Sender {
     }
 
     fn group(item: &Self::Item) -> Option<Uuid> {
-        Some(item.0.subscription_id)
+        Some(item.0.subscription_id.0)
     }
 
     async fn start(&self) {
@@ -471,16 +472,21 @@ pub async fn drain_with(setup: impl Into<Setup>, clock: Clock) -> usize {
     }
 }
 
-/// [`drain_with`] on the real clock.
+/// [`drain_with`] at the time of the setup's database (the service's clock).
 pub async fn drain(setup: impl Into<Setup>) -> usize {
-    drain_with(setup, Clock::system()).await
+    let setup = setup.into();
+    let clock = setup.db.clock().clone();
+    drain_with(setup, clock).await
 }
 
 /// The delivery worker: runs until `stop`, then hands unfinished attempts back.
 pub async fn run(setup: impl Into<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.into();
     match Sender::new(&setup) {
-        Ok(s) => outbox::run(Arc::new(s), setup.limits(), setup.db.pg().cloned(), stop).await,
+        Ok(s) => {
+            let (pg, clock) = (setup.db.pg().cloned(), setup.db.clock().clone());
+            outbox::run(Arc::new(s), setup.limits(), pg, clock, stop).await
+        }
         Err(e) => tracing::error!(error = ?e, "webhook worker could not start"),
     }
 }

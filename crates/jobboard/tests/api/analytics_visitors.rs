@@ -3,9 +3,11 @@
 //! sketches existed.
 
 use chrono::{Duration, Utc};
-use jobboard_domain::analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE, hll::STANDARD_ERROR};
+use jobboard_domain::{
+    JobId,
+    analytics::{EXACT_VISITOR_ROWS, SKETCH_WORTHWHILE, hll::STANDARD_ERROR},
+};
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use crate::{backends, common::*};
 
@@ -37,7 +39,7 @@ fn distinct_over(days: i64) -> i64 {
 
 /// One request per day, `seeded_days()` days back from today: 1,000 views of `job` a day
 /// by visitors `d*500 .. d*500+1000`, so consecutive days share half of their visitors.
-async fn seed(t: &TestApp, job: Uuid) {
+async fn seed(t: &TestApp, job: JobId) {
     for d in 0..seeded_days() {
         let at = format!("{}T00:00:00Z", day(d));
         let events: Vec<Value> = (0..1000)
@@ -173,7 +175,7 @@ async fn few_visitors_a_day_are_counted_exactly_beyond_the_bound(b: Backend) {
     assert_estimate(&r.body["data"]["visitors"], 700);
 }
 
-async fn site_and_job_figures(t: &TestApp, job: Uuid) -> (Value, Value, Value) {
+async fn site_and_job_figures(t: &TestApp, job: JobId) -> (Value, Value, Value) {
     let long = t.get("/analytics?period=30d").await;
     long.expect(200);
     let short = t.get("/analytics?period=7d").await;

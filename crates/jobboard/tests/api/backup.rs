@@ -17,6 +17,8 @@ use jobboard_store::{Db, backup};
 use serde_json::json;
 use sqlx::{ConnectOptions, sqlite::SqliteConnectOptions};
 
+use jobboard_domain::JobId;
+
 use crate::{backends, common::*};
 
 backends!(
@@ -200,10 +202,13 @@ async fn a_restore_waits_for_the_database_to_be_free_and_keeps_the_old_one(b: Ba
     // A server starts on it and serves what the backup held.
     let db = Db::connect(&url, 1).await.unwrap();
     db.migrate().await.unwrap();
-    let jobs =
-        jobboard_domain::jobs::get_many(&db, t.org_id, &kept.iter().copied().collect::<Vec<_>>())
-            .await
-            .unwrap();
+    let jobs = jobboard_domain::jobs::get_many(
+        &db,
+        t.org_id,
+        &kept.iter().copied().map(JobId).collect::<Vec<_>>(),
+    )
+    .await
+    .unwrap();
     assert_eq!(jobs.len(), 3);
     db.close().await;
     std::fs::remove_dir_all(dir).ok();

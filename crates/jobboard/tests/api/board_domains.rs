@@ -18,6 +18,8 @@ use axum::{
 use reqwest::Method;
 use serde_json::json;
 
+use jobboard_domain::OrgId;
+
 use crate::{
     backends,
     common::*,
@@ -125,7 +127,7 @@ async fn save_domain(br: &Browser<'_>, domain: &str) -> Resp {
         .await
 }
 
-async fn domain_of(t: &TestApp, org: i64) -> Option<String> {
+async fn domain_of(t: &TestApp, org: OrgId) -> Option<String> {
     jobboard_domain::orgs::get(t.db(), org)
         .await
         .unwrap()
@@ -133,7 +135,7 @@ async fn domain_of(t: &TestApp, org: i64) -> Option<String> {
 }
 
 /// A second organization with an active job and a signed-in staff user.
-async fn other_board<'a>(t: &'a TestApp, name: &str) -> (i64, String, Browser<'a>) {
+async fn other_board<'a>(t: &'a TestApp, name: &str) -> (OrgId, String, Browser<'a>) {
     let (org, key) = t.new_org(name, "*", 1000, 1000).await;
     let slug = job(t, &key, &format!("{name} job")).await;
     let email = format!("staff@{}.test", name.to_ascii_lowercase());
@@ -144,7 +146,8 @@ async fn other_board<'a>(t: &'a TestApp, name: &str) -> (i64, String, Browser<'a
 async fn staff_cannot_take_over_the_default_board(b: Backend) {
     let t = TestApp::spawn_with(b, |c| c.public_url = "http://board.example.test".into()).await;
     assert_eq!(
-        t.org_id, 1,
+        t.org_id,
+        OrgId(1),
         "the test's own organization is the default board"
     );
     let ours = job(&t, &t.key, "Ours").await;

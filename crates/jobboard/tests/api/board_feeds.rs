@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use jobboard_domain::OrgId;
+
 use crate::{
     backends,
     board::{api_slugs, job},
@@ -241,7 +243,7 @@ async fn the_sitemap_lists_the_live_jobs(b: Backend) {
 }
 
 /// Stores `n` live jobs of organization `org` at once (the API would take minutes).
-async fn bulk_jobs(t: &TestApp, org: i64, n: i64) {
+async fn bulk_jobs(t: &TestApp, org: OrgId, n: i64) {
     let now = jobboard_store::Ts::now();
     match t.backend {
         Backend::Sqlite => {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use jobboard_domain::keys::store as keys;
 use jobboard_store::Db;
 
-use jobboard_domain::orgs;
+use jobboard_domain::{JobId, OrgId, orgs};
 
 use jobboard::{
     config::Config,
@@ -101,7 +101,7 @@ pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
     pub key: String,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub app: AppState,
     pub database_url: String,
     running: Option<Running>,
@@ -138,7 +138,7 @@ impl TestApp {
             base,
             client,
             key: String::new(),
-            org_id: 0,
+            org_id: OrgId(0),
             app,
             database_url: url,
             running: Some(running),
@@ -169,13 +169,19 @@ impl TestApp {
     }
 
     /// Creates an organization and a key for it.
-    pub async fn new_org(&self, name: &str, scopes: &str, read: i64, write: i64) -> (i64, String) {
+    pub async fn new_org(
+        &self,
+        name: &str,
+        scopes: &str,
+        read: i64,
+        write: i64,
+    ) -> (OrgId, String) {
         let org = orgs::create(self.db(), name).await.unwrap();
         let key = self.new_key(org.id, scopes, read, write).await;
         (org.id, key)
     }
 
-    pub async fn new_key(&self, org: i64, scopes: &str, read: i64, write: i64) -> String {
+    pub async fn new_key(&self, org: OrgId, scopes: &str, read: i64, write: i64) -> String {
         keys::create(
             self.db(),
             keys::NewKey {
@@ -193,13 +199,13 @@ impl TestApp {
 
     /// Stores a minimal active job of `org` directly (for tests of other resources that
     /// refer to jobs) and returns its id.
-    pub async fn insert_job(&self, org: i64, title: &str) -> uuid::Uuid {
-        let id = uuid::Uuid::now_v7();
+    pub async fn insert_job(&self, org: OrgId, title: &str) -> JobId {
+        let id = JobId(uuid::Uuid::now_v7());
         let now = jobboard_store::Ts::now();
         let slug = format!(
             "{}-{}",
             jobboard_core::text::slugify(title, 60),
-            id.simple()
+            id.0.simple()
         );
         jobboard_store::dispatch!(self.db().writer(), p => {
             sqlx::query(

@@ -104,7 +104,7 @@ async fn api_changes_reach_the_receiver(b: Backend) {
         let body = h.json();
         assert_eq!(h.header("x-service-event"), body["event"].as_str());
         assert!(h.header("x-service-delivery").is_some());
-        assert_eq!(body["organization_id"], t.org_id);
+        assert_eq!(body["organization_id"], t.org_id.0);
         assert!(body["timestamp"].as_str().unwrap().ends_with('Z'));
         by_event
             .entry(body["event"].as_str().unwrap().to_string())

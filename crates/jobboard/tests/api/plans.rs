@@ -34,7 +34,7 @@ async fn plans_are_created_and_listed(b: Backend) {
     r.expect(201);
     let p = &r.body["data"];
     assert_eq!(p["name"], "Pro");
-    assert_eq!(p["organizationId"], t.org_id);
+    assert_eq!(p["organizationId"], t.org_id.0);
     assert_eq!(p["processorPriceId"], "price_pro");
     assert_eq!(p["altProcessorPlanId"], "P-PRO");
     assert_eq!(p["currency"], "USD", "currency is stored upper-case");

@@ -9,7 +9,7 @@ use jobboard_store::Ts;
 
 use jobboard_store::dispatch;
 
-use jobboard_domain::{Input, alerts, orgs};
+use jobboard_domain::{Input, OrgId, alerts, orgs};
 
 use jobboard::mail::drain;
 use reqwest::Method;
@@ -215,7 +215,7 @@ async fn spawn_with_mail(b: Backend, sink: &SmtpSink) -> TestApp {
 
 /// An active instant alert of `org` for every live job, made through the subscription
 /// operation and switched on directly.
-async fn alert(t: &TestApp, org: i64, email: &str) {
+async fn alert(t: &TestApp, org: OrgId, email: &str) {
     let mut body = serde_json::Map::new();
     body.insert("email".into(), json!(email));
     body.insert("frequency".into(), json!("instant"));

@@ -4,10 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use uuid::Uuid;
-
+use super::SITE;
 use super::{day_text, visitor_rows};
 use crate::{
+    JobId, OrgId,
     analytics::{hll::Sketch, model::Window, visitors::DailyVisitors},
     db::{Backend, Db, DbResult, push_in_list},
     dispatch,
@@ -24,14 +24,14 @@ pub struct JobCounters {
 /// The counters of each of `jobs` that has any over `w`.
 pub async fn job_counters(
     db: &Db,
-    org_id: i64,
-    jobs: &[Uuid],
+    org_id: OrgId,
+    jobs: &[JobId],
     w: &Window,
-) -> DbResult<HashMap<Uuid, JobCounters>> {
+) -> DbResult<HashMap<JobId, JobCounters>> {
     if jobs.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows: Vec<(Uuid, i64, i64, i64, i64, i64)> = dispatch!(db.reader(), p => {
+    let rows: Vec<(JobId, i64, i64, i64, i64, i64)> = dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new(
             "SELECT job_id, CAST(SUM(job_views) AS BIGINT), CAST(SUM(apply_clicks) AS BIGINT), CAST(SUM(visitors) AS BIGINT), MAX(visitors), COUNT(*) FROM analytics_daily WHERE org_id = ",
         );
@@ -61,11 +61,11 @@ pub async fn job_counters(
 /// rows.
 pub async fn exact_visitors(
     db: &Db,
-    org_id: i64,
-    jobs: &[Uuid],
+    org_id: OrgId,
+    jobs: &[JobId],
     w: &Window,
-) -> DbResult<HashMap<Uuid, i64>> {
-    let rows: Vec<(Uuid, i64)> = dispatch!(db.reader(), p => {
+) -> DbResult<HashMap<JobId, i64>> {
+    let rows: Vec<(JobId, i64)> = dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new("SELECT job_id, COUNT(DISTINCT visitor) FROM analytics_visitors WHERE org_id = ");
         qb.push_bind(org_id).push(" AND day >= ").push_bind(day_text(w.from)).push(" AND day <= ").push_bind(day_text(w.to));
         qb.push(" AND job_id");
@@ -81,23 +81,23 @@ pub async fn exact_visitors(
 /// from the visitor rows.
 pub async fn merged_sketches(
     db: &Db,
-    org_id: i64,
-    jobs: &[Uuid],
+    org_id: OrgId,
+    jobs: &[JobId],
     w: &Window,
     empty: fn() -> Sketch,
-) -> DbResult<HashMap<Uuid, Sketch>> {
-    let mut out: HashMap<Uuid, Sketch> = HashMap::new();
+) -> DbResult<HashMap<JobId, Sketch>> {
+    let mut out: HashMap<JobId, Sketch> = HashMap::new();
     if jobs.is_empty() {
         return Ok(out);
     }
     let (from, to) = (day_text(w.from), day_text(w.to));
-    let mut missing: HashMap<Uuid, HashSet<String>> = HashMap::new();
+    let mut missing: HashMap<JobId, HashSet<String>> = HashMap::new();
     dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new("SELECT job_id, day, sketch FROM analytics_daily WHERE org_id = ");
         qb.push_bind(org_id).push(" AND day >= ").push_bind(from.clone()).push(" AND day <= ").push_bind(to.clone());
         qb.push(" AND visitors > 0 AND job_id");
         push_in_list(&mut qb, jobs);
-        let rows: Vec<(Uuid, String, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(p).await?;
+        let rows: Vec<(JobId, String, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(p).await?;
         for (job, day, bytes) in rows {
             let sketch = out.entry(job).or_insert_with(empty);
             if !bytes.is_some_and(|b| sketch.merge_bytes(&b)) {
@@ -129,14 +129,14 @@ pub struct SiteCounters {
 /// The site's counters of each day of `w` that has any, by day.
 pub async fn site_counters(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     w: &Window,
 ) -> DbResult<HashMap<String, SiteCounters>> {
     let rows: Vec<(String, i64, i64, i64, i64)> = dispatch!(db.reader(), p => {
         sqlx::query_as(
             "SELECT day, page_views, job_views, apply_clicks, visitors FROM analytics_daily WHERE org_id = $1 AND job_id = $2 AND day >= $3 AND day <= $4",
         )
-        .bind(org_id).bind(Uuid::nil()).bind(day_text(w.from)).bind(day_text(w.to))
+        .bind(org_id).bind(SITE).bind(day_text(w.from)).bind(day_text(w.to))
         .fetch_all(p).await?
     });
     Ok(rows
@@ -156,7 +156,7 @@ pub async fn site_counters(
 /// Applications received in `w`, per UTC day.
 pub async fn applications_by_day(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     w: &Window,
 ) -> DbResult<HashMap<String, i64>> {
     let (start, end) = w.bounds();
@@ -176,15 +176,15 @@ pub async fn applications_by_day(
 /// Applications received in `w`, per job, for the given jobs.
 pub async fn applications_by_job(
     db: &Db,
-    org_id: i64,
-    jobs: &[Uuid],
+    org_id: OrgId,
+    jobs: &[JobId],
     w: &Window,
-) -> DbResult<HashMap<Uuid, i64>> {
+) -> DbResult<HashMap<JobId, i64>> {
     if jobs.is_empty() {
         return Ok(HashMap::new());
     }
     let (start, end) = w.bounds();
-    let rows: Vec<(Uuid, i64)> = dispatch!(db.reader(), p => {
+    let rows: Vec<(JobId, i64)> = dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new("SELECT job_id, COUNT(*) FROM applications WHERE org_id = ");
         qb.push_bind(org_id).push(" AND created_at >= ").push_bind(start).push(" AND created_at < ").push_bind(end);
         qb.push(" AND job_id");
@@ -203,7 +203,7 @@ pub enum Created {
 }
 
 /// Records of one kind created in `w`.
-pub async fn created_in(db: &Db, org_id: i64, what: Created, w: &Window) -> DbResult<i64> {
+pub async fn created_in(db: &Db, org_id: OrgId, what: Created, w: &Window) -> DbResult<i64> {
     let (start, end) = w.bounds();
     let sql = match what {
         Created::Jobs => {
@@ -225,10 +225,10 @@ pub async fn created_in(db: &Db, org_id: i64, what: Created, w: &Window) -> DbRe
 /// of a long window through it costs one lookup per row, ten times the pass.
 pub async fn top_viewed(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     w: &Window,
     limit: i64,
-) -> DbResult<Vec<(Uuid, i64)>> {
+) -> DbResult<Vec<(JobId, i64)>> {
     let day = match db.backend() {
         crate::db::Backend::Sqlite => "+day",
         crate::db::Backend::Postgres => "day",
@@ -240,7 +240,7 @@ pub async fn top_viewed(
     );
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(org_id).bind(day_text(w.from)).bind(day_text(w.to)).bind(Uuid::nil()).bind(limit)
+        .bind(org_id).bind(day_text(w.from)).bind(day_text(w.to)).bind(SITE).bind(limit)
         .fetch_all(p).await?
     }))
 }
@@ -249,10 +249,10 @@ pub async fn top_viewed(
 /// their counts.
 pub async fn top_applied(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     w: &Window,
     limit: i64,
-) -> DbResult<Vec<(Uuid, i64)>> {
+) -> DbResult<Vec<(JobId, i64)>> {
     let (start, end) = w.bounds();
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(

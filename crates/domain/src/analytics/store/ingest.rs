@@ -7,10 +7,11 @@ use std::{
 };
 
 use rand::RngCore;
-use uuid::Uuid;
 
+use super::SITE;
 use super::{Built, Key, day_text, write_sketches};
 use crate::{
+    JobId, OrgId,
     analytics::{
         hll::Sketch,
         model::{EventType, Hit},
@@ -35,12 +36,12 @@ struct Counts {
 /// PostgreSQL also locks the row until commit, so concurrent batches cannot lose each
 /// other's registers). Rows are written in key order, so concurrent batches lock them in
 /// the same order.
-pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
+pub async fn ingest(db: &Db, org_id: OrgId, hits: &[Hit]) -> DbResult<()> {
     let mut counts: BTreeMap<Key, Counts> = BTreeMap::new();
-    let mut visitors: BTreeSet<(Uuid, String, [u8; 16])> = BTreeSet::new();
+    let mut visitors: BTreeSet<(JobId, String, [u8; 16])> = BTreeSet::new();
     for h in hits {
         let day = day_text(h.day);
-        let mut rows = vec![Uuid::nil()];
+        let mut rows = vec![SITE];
         rows.extend(h.job_id);
         for job in rows {
             let c = counts.entry((job, day.clone())).or_default();
@@ -62,7 +63,7 @@ pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
             row.push_bind(org_id).push_bind(*job).push_bind(day.clone()).push_bind(v.to_vec());
         });
         qb.push(" ON CONFLICT DO NOTHING RETURNING job_id, day, visitor");
-        let fresh: Vec<(Uuid, String, Vec<u8>)> = qb.build_query_as().fetch_all(&mut **t).await?;
+        let fresh: Vec<(JobId, String, Vec<u8>)> = qb.build_query_as().fetch_all(&mut **t).await?;
         let mut new_visitors: BTreeMap<Key, Vec<[u8; 16]>> = BTreeMap::new();
         for (job, day, v) in fresh {
             let Ok(v) = <[u8; 16]>::try_from(v.as_slice()) else { continue };
@@ -92,7 +93,7 @@ pub async fn ingest(db: &Db, org_id: i64, hits: &[Hit]) -> DbResult<()> {
                visitors = analytics_daily.visitors + excluded.visitors
              RETURNING job_id, day, visitors, sketch",
         );
-        let rows: Vec<(Uuid, String, i64, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(&mut **t).await?;
+        let rows: Vec<(JobId, String, i64, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(&mut **t).await?;
         let mut sketches: Vec<Built> = Vec::new();
         for (job, day, total, stored) in rows {
             let key = (job, day);

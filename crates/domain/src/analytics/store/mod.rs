@@ -14,19 +14,22 @@ mod ingest;
 mod upgrade;
 
 use chrono::NaiveDate;
-use uuid::Uuid;
 
 pub(super) use figures::*;
 pub(super) use ingest::{daily_salt, ingest};
 pub(super) use upgrade::*;
 
 use crate::{
+    JobId, OrgId,
     db::{DbResult, Pool},
     dispatch,
 };
 
-/// A daily row of one organization: job (nil for the site) and day.
-pub type Key = (Uuid, String);
+/// The job id the site's rows are stored under (the nil id).
+pub const SITE: JobId = JobId(uuid::Uuid::nil());
+
+/// A daily row of one organization: job ([`SITE`] for the site) and day.
+pub type Key = (JobId, String);
 
 /// A sketch to store: its daily row, its bytes, and the row's distinct visitors it was
 /// built from.
@@ -42,7 +45,7 @@ pub(super) fn day_text(d: NaiveDate) -> String {
 /// still has that many visitors (none was added by an ingestion meanwhile).
 async fn write_sketches<'c, E, DB>(
     ex: E,
-    org_id: i64,
+    org_id: OrgId,
     sketches: &[Built],
     only_missing: bool,
 ) -> DbResult<()>
@@ -50,7 +53,7 @@ where
     E: sqlx::Executor<'c, Database = DB>,
     DB: sqlx::Database,
     for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> Uuid: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> JobId: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> Vec<u8>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
@@ -80,8 +83,8 @@ where
 /// the index.
 async fn visitor_rows(
     pool: &Pool,
-    org_id: i64,
-    job: Uuid,
+    org_id: OrgId,
+    job: JobId,
     from: &str,
     to: &str,
 ) -> DbResult<Vec<(String, Vec<u8>)>> {

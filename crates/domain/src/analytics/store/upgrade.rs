@@ -3,16 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use uuid::Uuid;
-
 use super::{Built, visitor_rows, write_sketches};
 use crate::{
+    JobId, OrgId,
     db::{Db, DbResult},
     dispatch, dispatch_tx,
 };
 
 /// A daily row: organization, job (nil for the site) and day.
-pub type DailyKey = (i64, Uuid, String);
+pub type DailyKey = (OrgId, JobId, String);
 
 /// True while the maintenance task `name` is recorded as left to do.
 pub async fn task_pending(db: &Db, name: &str) -> DbResult<bool> {
@@ -37,7 +36,7 @@ pub async fn rows_without_sketch(
     after: Option<&DailyKey>,
     limit: i64,
 ) -> DbResult<Vec<(DailyKey, i64)>> {
-    let rows: Vec<(i64, Uuid, String, i64)> = dispatch!(db.writer(), p => {
+    let rows: Vec<(OrgId, JobId, String, i64)> = dispatch!(db.writer(), p => {
         match after {
             None => sqlx::query_as(
                 "SELECT org_id, job_id, day, visitors FROM analytics_daily WHERE sketch IS NULL AND visitors > 0 ORDER BY org_id, job_id, day LIMIT $1",
@@ -61,8 +60,8 @@ pub async fn rows_without_sketch(
 /// `to`, read from the writer (the rows the upgrade is racing with ingestion for).
 pub async fn visitors_between(
     db: &Db,
-    org_id: i64,
-    job: Uuid,
+    org_id: OrgId,
+    job: JobId,
     from: &str,
     to: &str,
 ) -> DbResult<Vec<(String, Vec<u8>)>> {
@@ -71,7 +70,7 @@ pub async fn visitors_between(
 
 /// Writes built sketches, per organization, in one transaction: each only where the row
 /// still has no sketch and still the number of visitors it was built from.
-pub async fn write_built(db: &Db, by_org: &BTreeMap<i64, Vec<Built>>) -> DbResult<()> {
+pub async fn write_built(db: &Db, by_org: &BTreeMap<OrgId, Vec<Built>>) -> DbResult<()> {
     let mut tx = db.begin().await?;
     dispatch_tx!(&mut tx, t => {
         for (org, list) in by_org {

@@ -9,7 +9,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use crate::{
-    Ts,
+    OrgId, Ts, WebhookId,
     db::{Backend, Db, DbResult, StoreError, events::OUTBOX_CHANNEL},
     dispatch, dispatch_tx,
     webhooks::{
@@ -22,7 +22,7 @@ use crate::{
 #[derive(sqlx::FromRow)]
 struct PendingEvent {
     id: Uuid,
-    org_id: i64,
+    org_id: OrgId,
     event_type: String,
     data: Json<Value>,
     occurred_at: Ts,
@@ -31,7 +31,7 @@ struct PendingEvent {
 /// An enabled subscription and the events it takes.
 #[derive(sqlx::FromRow)]
 struct Target {
-    id: Uuid,
+    id: WebhookId,
     event: EventName,
     created_at: Ts,
 }
@@ -40,7 +40,7 @@ struct Target {
 /// of their organization whose event matches (or is `*`) and that existed when the event
 /// occurred, and marks them dispatched, in one transaction. Returns (events, deliveries) written.
 pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
-    let now = Ts::now();
+    let now = db.now();
     let lock = match db.backend() {
         Backend::Postgres => " FOR UPDATE SKIP LOCKED",
         Backend::Sqlite => "",
@@ -58,7 +58,7 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
     if events.is_empty() {
         return Ok((0, 0));
     }
-    let mut targets: HashMap<i64, Vec<Target>> = HashMap::new();
+    let mut targets: HashMap<OrgId, Vec<Target>> = HashMap::new();
     let mut written = 0;
     for ev in &events {
         if let Entry::Vacant(slot) = targets.entry(ev.org_id) {
@@ -77,7 +77,7 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
             data: &ev.data.0,
         }
         .to_json();
-        let subs: Vec<Uuid> = targets[&ev.org_id]
+        let subs: Vec<WebhookId> = targets[&ev.org_id]
             .iter()
             .filter(|s| s.event.matches(&ev.event_type) && s.created_at <= ev.occurred_at)
             .map(|s| s.id)

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::DELIVERY_COLS;
 use crate::{
-    Ts,
+    OrgId, Ts, WebhookId,
     db::{Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
     events::Event,
@@ -19,8 +19,8 @@ use crate::{
 /// The newest `limit` deliveries of a subscription, each with its attempts (oldest first).
 pub async fn list(
     db: &Db,
-    org_id: i64,
-    subscription_id: Uuid,
+    org_id: OrgId,
+    subscription_id: WebhookId,
     limit: i64,
 ) -> DbResult<Vec<(Delivery, Vec<Attempt>)>> {
     let deliveries: Vec<Delivery> = dispatch!(db.reader(), p => {
@@ -65,11 +65,11 @@ pub async fn list(
 /// of this subscription.
 pub async fn retry(
     db: &Db,
-    org_id: i64,
-    subscription_id: Uuid,
+    org_id: OrgId,
+    subscription_id: WebhookId,
     delivery_id: Uuid,
 ) -> DbResult<Option<Delivery>> {
-    let now = Ts::now();
+    let now = db.now();
     dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE webhook_deliveries SET status = $5, next_attempt_at = $4, retry_step = 0, updated_at = $4
@@ -88,8 +88,13 @@ pub async fn retry(
 
 /// Makes every failed delivery of the subscription created at or after `since` due now,
 /// with a fresh retry schedule. Answers how many.
-pub async fn recover(db: &Db, org_id: i64, subscription_id: Uuid, since: Ts) -> DbResult<u64> {
-    let now = Ts::now();
+pub async fn recover(
+    db: &Db,
+    org_id: OrgId,
+    subscription_id: WebhookId,
+    since: Ts,
+) -> DbResult<u64> {
+    let now = db.now();
     dispatch!(db.writer(), p => {
         sqlx::query(
             "UPDATE webhook_deliveries SET status = $5, next_attempt_at = $4, retry_step = 0, updated_at = $4
@@ -110,7 +115,7 @@ pub async fn recover(db: &Db, org_id: i64, subscription_id: Uuid, since: Ts) -> 
 
 /// Queues a `ping` delivery for the subscription, due now.
 pub async fn create_ping(db: &Db, sub: &Subscription) -> DbResult<Delivery> {
-    let now = Ts::now();
+    let now = db.now();
     let ping = Ping {
         subscription_id: sub.id,
     };

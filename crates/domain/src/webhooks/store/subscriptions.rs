@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::SUB_COLS;
 use crate::{
-    Ts,
+    OrgId, WebhookId,
     db::{Db, DbResult, StoreError},
     dispatch, dispatch_tx,
     input::Field,
@@ -19,13 +19,13 @@ use crate::{
 /// type and URL (replacing its secret when `secret` is given). `true` when created.
 pub async fn upsert(
     db: &Db,
-    org_id: i64,
+    org_id: OrgId,
     event: EventName,
     target_type: TargetType,
     target_url: &str,
     secret: Option<&str>,
 ) -> DbResult<(Subscription, bool)> {
-    let now = Ts::now();
+    let now = db.now();
     let mut tx = db.begin().await?;
     let inserted: Option<Subscription> = dispatch_tx!(&mut tx, t => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -34,7 +34,7 @@ pub async fn upsert(
              ON CONFLICT (org_id, event, target_type, target_url) DO NOTHING
              RETURNING {SUB_COLS}"
         )))
-        .bind(Uuid::now_v7())
+        .bind(WebhookId(Uuid::now_v7()))
         .bind(org_id)
         .bind(event)
         .bind(target_type)
@@ -72,7 +72,7 @@ pub async fn upsert(
 }
 
 /// One subscription of the organization.
-pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Subscription>> {
+pub async fn get(db: &Db, org_id: OrgId, id: WebhookId) -> DbResult<Option<Subscription>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {SUB_COLS} FROM webhook_subscriptions WHERE org_id = $1 AND id = $2"
@@ -85,7 +85,7 @@ pub async fn get(db: &Db, org_id: i64, id: Uuid) -> DbResult<Option<Subscription
 }
 
 /// The organization's subscriptions, newest first.
-pub async fn list(db: &Db, org_id: i64) -> DbResult<Vec<Subscription>> {
+pub async fn list(db: &Db, org_id: OrgId) -> DbResult<Vec<Subscription>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {SUB_COLS} FROM webhook_subscriptions WHERE org_id = $1 ORDER BY created_at DESC, id DESC"
@@ -107,8 +107,8 @@ pub const DEFAULT_GRACE_SECS: i64 = 24 * 60 * 60;
 /// another subscription is refused by the unique index.
 pub async fn update(
     db: &Db,
-    org_id: i64,
-    id: Uuid,
+    org_id: OrgId,
+    id: WebhookId,
     patch: &WebhookPatch,
 ) -> DbResult<Option<Subscription>> {
     let (set_secret, secret) = match &patch.secret {
@@ -116,7 +116,7 @@ pub async fn update(
         Field::Null => (true, None),
         Field::Value(s) => (true, Some(s.as_str())),
     };
-    let now = Ts::now();
+    let now = db.now();
     let grace = patch.secret_grace_seconds.unwrap_or(DEFAULT_GRACE_SECS);
     let keep_previous = grace > 0;
     let previous_until = now.later_by(std::time::Duration::from_secs(
@@ -158,7 +158,7 @@ pub async fn update(
 }
 
 /// Deletes the subscription with its deliveries and their attempts. `false` when missing.
-pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> DbResult<bool> {
+pub async fn delete(db: &Db, org_id: OrgId, id: WebhookId) -> DbResult<bool> {
     let mut tx = db.begin().await?;
     dispatch_tx!(&mut tx, t => {
         sqlx::query("DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND org_id = $2)")
@@ -186,7 +186,7 @@ pub async fn delete(db: &Db, org_id: i64, id: Uuid) -> DbResult<bool> {
 
 /// The subscriptions with these ids (the targets of a claimed batch, of any
 /// organization), by id.
-pub async fn targets(db: &Db, ids: &[Uuid]) -> DbResult<HashMap<Uuid, Subscription>> {
+pub async fn targets(db: &Db, ids: &[WebhookId]) -> DbResult<HashMap<WebhookId, Subscription>> {
     let mut out = HashMap::new();
     for chunk in ids.chunks(500) {
         let found: Vec<Subscription> = dispatch!(db.reader(), p => {

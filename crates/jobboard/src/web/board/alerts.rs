@@ -29,7 +29,7 @@ use crate::{
     },
 };
 use jobboard_domain::{
-    Error, FieldError, Input, Ts,
+    Error, FieldError, Input,
     alerts::{self, Alert, AlertStatus, Frequency},
     links,
 };
@@ -243,7 +243,7 @@ pub async fn subscribe(
         body.insert("frequency".into(), Value::String(f.to_string()));
     }
     body.insert("query".into(), Value::String(query.clone()));
-    match alerts::subscribe(&app.db, site.org.id, Input::new(body), Ts::now()).await {
+    match alerts::subscribe(&app.db, site.org.id, Input::new(body), app.clock.now()).await {
         Ok(()) => Ok(Redirect::to("/alerts/sent").into_response()),
         Err(Error::Invalid(errors)) => {
             let html = form_page(
@@ -308,7 +308,7 @@ pub async fn confirm(
     Path(token): Path<String>,
 ) -> Result<Html, PageError> {
     mail_on(&app)?;
-    let alert = alerts::confirm(&app.db, site.org.id, &token, Ts::now())
+    let alert = alerts::confirm(&app.db, site.org.id, &token, app.clock.now())
         .await
         .map_err(not_found)?;
     let lines = if alert.status == AlertStatus::Active {

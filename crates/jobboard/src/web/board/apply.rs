@@ -27,7 +27,7 @@ use crate::{
     },
 };
 use jobboard_domain::{
-    Error, FieldError, Ts,
+    Error, FieldError,
     analytics::EventType,
     applications,
     jobs::{self, Job},
@@ -159,7 +159,7 @@ pub async fn show(
     if slug.len() > MAX_SLUG {
         return Err(PageError::not_found());
     }
-    let job = live_job(&app, &site, &slug, Ts::now()).await?;
+    let job = live_job(&app, &site, &slug, app.clock.now()).await?;
     let sent = raw.as_deref() == Some("sent=1");
     if !sent {
         super::visits::note(
@@ -208,7 +208,7 @@ pub async fn submit(
     if slug.len() > MAX_SLUG {
         return Err(PageError::not_found());
     }
-    let job = live_job(&app, &site, &slug, Ts::now()).await?;
+    let job = live_job(&app, &site, &slug, app.clock.now()).await?;
     if !format::hosted(&job) {
         return Err(PageError::not_found());
     }

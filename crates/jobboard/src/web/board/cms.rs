@@ -124,7 +124,7 @@ where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<Rendered, PageError>>,
 {
-    let now = Ts::now();
+    let now = app.clock.now();
     let boundary = cms::next_boundary(&app.db, collection.id, now)
         .await?
         .map_or(i64::MAX, |t| t.micros());
@@ -136,7 +136,7 @@ where
                 format!("{}|cms|{}|{key}", site.origin, collection.id),
             ),
             collection.version,
-            || Ts::now().micros(),
+            || app.clock.now().micros(),
             bypass(headers),
             || async move { Ok((render().await?, deadline)) },
         )
@@ -159,7 +159,7 @@ pub async fn list(
             &app.db,
             site.org.id,
             collection.id,
-            ListFilter::Public(Ts::now()),
+            ListFilter::Public(app.clock.now()),
             collection.rules.order(),
             PER_PAGE,
             (page - 1) * PER_PAGE,
@@ -201,7 +201,7 @@ pub async fn item(
     let key = format!("item|{id}");
     let rendered = cached(&app, &site, &collection, &key, &headers, || async {
         let item = match cms::get_item(&app.db, site.org.id, collection.id, id).await {
-            Ok(i) if in_window(&i, Ts::now()) => i,
+            Ok(i) if in_window(&i, app.clock.now()) => i,
             Ok(_) | Err(jobboard_domain::Error::NotFound(_)) => return Err(PageError::not_found()),
             Err(e) => return Err(e.into()),
         };

@@ -92,7 +92,7 @@ async fn serve(
     };
     let path = format!("/{file}{}", q.canonical());
     let rendered = cached(app, site, &path, headers, || async {
-        let now = Ts::now();
+        let now = app.clock.now();
         let feed = read(app, site, &q, now).await?;
         let self_url = site.url(&path);
         let body = if kind == Kind::Rss {

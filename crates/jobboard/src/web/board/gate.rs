@@ -9,8 +9,6 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use jobboard_domain::Ts;
-
 use crate::{
     app::AppState,
     web::{
@@ -58,7 +56,7 @@ pub(super) async fn screen(
     let key = app.form_key().await?;
     let token_ok = form
         .get("_token")
-        .is_some_and(|t| forms::verify(key, binding, t, Ts::now().unix_seconds()));
+        .is_some_and(|t| forms::verify(key, binding, t, app.clock.now().unix_seconds()));
     if !token_ok {
         return Ok(Screened::BadToken);
     }
@@ -91,5 +89,5 @@ pub(super) async fn screen(
 /// A fresh token of the form bound to `binding`.
 pub(super) async fn token(app: &AppState, binding: &str) -> Result<String, PageError> {
     let key = app.form_key().await?;
-    Ok(forms::token(key, binding, Ts::now().unix_seconds()))
+    Ok(forms::token(key, binding, app.clock.now().unix_seconds()))
 }

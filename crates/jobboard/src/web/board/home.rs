@@ -16,7 +16,7 @@ use crate::{
 use jobboard_core::cache::Rendered;
 use jobboard_domain::analytics::EventType;
 use jobboard_domain::{
-    Ts, categories,
+    categories,
     categories::Category,
     jobs::{self, Job, JobType},
 };
@@ -90,7 +90,7 @@ pub async fn show(
 }
 
 async fn render(app: &AppState, site: &Site, q: &BoardQuery) -> Result<(Rendered, i64), PageError> {
-    let now = Ts::now();
+    let now = app.clock.now();
     let org = site.org.id;
     let page = jobs::list(&app.db, org, &q.list, now).await?;
     let ids: Vec<_> = page.rows.iter().map(|r| r.id).collect();

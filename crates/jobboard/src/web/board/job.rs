@@ -16,7 +16,7 @@ use crate::{
 use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
 use jobboard_domain::analytics::EventType;
 use jobboard_domain::{
-    Ts, categories,
+    JobId, Ts, categories,
     jobs::{self, ApplyMethod, Job, JobStatus},
     links,
 };
@@ -63,7 +63,7 @@ pub async fn show(
         &site,
         &headers,
         &[EventType::PageView, EventType::JobView],
-        rendered.subject,
+        rendered.subject.map(JobId),
     );
     Ok(respond(rendered, &headers, &site, Kind::Html))
 }
@@ -96,7 +96,7 @@ pub(super) async fn live_job(
 }
 
 async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i64), PageError> {
-    let now = Ts::now();
+    let now = app.clock.now();
     let job = live_job(app, site, slug, now).await?;
     let job_id = job.id;
     let category = match job.category_id {
@@ -196,5 +196,5 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         job,
     };
     let body = tpl.render().map_err(|e| PageError::internal(&e))?;
-    Ok((Rendered::new(body.into_bytes()).about(job_id), deadline))
+    Ok((Rendered::new(body.into_bytes()).about(job_id.0), deadline))
 }

@@ -40,7 +40,7 @@ use axum::{
 use super::{error::PageError, page::csp, site::Site};
 use crate::app::AppState;
 use jobboard_core::cache::{MAX_AGE_MICROS, Rendered};
-use jobboard_domain::{Ts, jobs};
+use jobboard_domain::{OrgId, Ts, jobs};
 
 /// Every route of the board.
 pub fn routes() -> Router<AppState> {
@@ -134,7 +134,7 @@ where
         .read_through(
             (site.org.id, format!("{}|{key}", site.origin)),
             site.version,
-            || Ts::now().micros(),
+            || app.clock.now().micros(),
             bypass(headers),
             render,
         )
@@ -143,7 +143,11 @@ where
 
 /// The moment the organization's lists change without a write (the next expiry), at
 /// most [`MAX_AGE_MICROS`] after `now`.
-pub(super) async fn list_deadline(app: &AppState, org_id: i64, now: Ts) -> Result<i64, PageError> {
+pub(super) async fn list_deadline(
+    app: &AppState,
+    org_id: OrgId,
+    now: Ts,
+) -> Result<i64, PageError> {
     Ok(jobs::next_expiry(&app.db, org_id, now)
         .await?
         .map_or(i64::MAX, |t| t.micros())

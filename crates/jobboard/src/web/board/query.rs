@@ -7,9 +7,7 @@
 //! take are ignored (links shared with tracking parameters keep working). `status` is
 //! never taken: the board lists live jobs only.
 
-use uuid::Uuid;
-
-use jobboard_domain::{QueryInput, jobs::ListQuery};
+use jobboard_domain::{CategoryId, QueryInput, jobs::ListQuery};
 
 /// The parameters the board takes, in the order of its canonical query.
 const NAMES: &[&str] = &[
@@ -139,7 +137,7 @@ impl BoardQuery {
             .any(|t| t.as_str() == value)
     }
 
-    pub fn has_category(&self, id: Uuid) -> bool {
+    pub fn has_category(&self, id: CategoryId) -> bool {
         self.list.filter.categories.contains(&id)
     }
 

@@ -42,7 +42,7 @@ pub async fn sitemap(
     site: Site,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let now = Ts::now();
+    let now = app.clock.now();
     let live = jobs::count_live(&app.db, site.org.id, now).await?;
     if live <= PER_FILE {
         return streamed(&app, &site, &headers, 0, now).await;
@@ -80,7 +80,7 @@ pub async fn part(
         .and_then(|d| d.parse().ok())
         .filter(|n| *n >= 1)
         .ok_or_else(PageError::not_found)?;
-    let now = Ts::now();
+    let now = app.clock.now();
     let live = jobs::count_live(&app.db, site.org.id, now).await?;
     if (n - 1) * PER_FILE >= live.max(1) {
         return Err(PageError::not_found());
@@ -157,7 +157,7 @@ fn stream(app: AppState, site: Site, skip: i64, now: Ts) -> Body {
             let rows = match jobs::live_batch(&app.db, site.org.id, now, start, want).await {
                 Ok(rows) => rows,
                 Err(e) => {
-                    tracing::warn!(error = ?e, org_id = site.org.id, "sitemap stopped");
+                    tracing::warn!(error = ?e, org_id = site.org.id.0, "sitemap stopped");
                     tx.abort(std::io::Error::other("the sitemap could not be read"));
                     return;
                 }

@@ -7,10 +7,9 @@
 //! never waits for a write.
 
 use axum::http::{HeaderMap, header};
-use uuid::Uuid;
 
 use jobboard_domain::{
-    Ts,
+    JobId,
     analytics::{Client, EventType, View},
 };
 
@@ -71,7 +70,7 @@ pub(super) fn note(
     site: &Site,
     headers: &HeaderMap,
     kinds: &[EventType],
-    job: Option<Uuid>,
+    job: Option<JobId>,
 ) {
     if !counted(headers) {
         return;
@@ -84,7 +83,7 @@ pub(super) fn note(
             .unwrap_or("")
             .to_string(),
     };
-    let at = Ts::now();
+    let at = app.clock.now();
     for kind in kinds {
         app.record_view(View {
             org_id: site.org.id,

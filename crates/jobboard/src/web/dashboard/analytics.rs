@@ -126,7 +126,7 @@ pub async fn page(
         .find(|(k, _)| Some(*k) == p.get("period").map(String::as_str))
         .unwrap_or(PERIODS[1]);
     let period = Period::parse(key).unwrap_or(Period::Days30);
-    let today = chrono::Utc::now().date_naive();
+    let today = app.clock.now().0.date_naive();
     let window = period.window(today);
     let org = staff.org_id();
     let (report, (top_viewed, top_applied)) = tokio::try_join!(

@@ -17,7 +17,6 @@ use axum::{
     middleware::Next,
     response::Response,
 };
-use uuid::Uuid;
 
 use super::{Nav, Staff, chrome, params, render, when};
 use crate::{
@@ -25,7 +24,7 @@ use crate::{
     web::{error::PageError, forms::FormData, page::Chrome},
 };
 use jobboard_domain::{
-    QueryInput,
+    OrgId, QueryInput, UserId,
     audit::{self, AuditQuery, NewEntry},
     sessions,
 };
@@ -36,8 +35,8 @@ const DETAIL_FIELDS: &[&str] = &["status", "enabled", "email", "name", "role"];
 /// Who sent a form that passed the anti-forgery checks, as the layer records it.
 #[derive(Debug, Clone)]
 struct Actor {
-    org_id: i64,
-    user_id: Uuid,
+    org_id: OrgId,
+    user_id: UserId,
     email: String,
     detail: Option<String>,
 }
@@ -189,7 +188,7 @@ pub async fn record(State(app): State<AppState>, mut req: Request, next: Next) -
     if let Some(e) = entry
         && let Err(err) = audit::record(&app.db, &e, now).await
     {
-        tracing::error!(error = ?err, action = %e.action, org_id = e.org_id, "audit log entry not recorded");
+        tracing::error!(error = ?err, action = %e.action, org_id = e.org_id.0, "audit log entry not recorded");
     }
     res
 }

@@ -186,10 +186,10 @@ pub async fn save(State(app): State<AppState>, posted: Posted) -> Result<Respons
     };
     orgs::update_with(&app.db, org.id, changes).await?;
     let claim = domains::apply(&app.db, org.id, &change).await?;
-    tracing::info!(org_id = org.id, user_id = %staff.session.user_id, "board settings changed in the dashboard");
+    tracing::info!(org_id = org.id.0, user_id = %staff.session.user_id, "board settings changed in the dashboard");
     Ok(match (&change, claim) {
         (DomainChange::Claim(_), Some(c)) => {
-            tracing::info!(org_id = org.id, domain = %c.domain, "board domain claimed, waiting for proof");
+            tracing::info!(org_id = org.id.0, domain = %c.domain, "board domain claimed, waiting for proof");
             see_other("/dashboard/settings/board?notice=domain_claimed")
         }
         _ => see_other("/dashboard/settings/board?notice=board_saved"),
@@ -212,7 +212,7 @@ pub async fn verify(State(app): State<AppState>, posted: Posted) -> Result<Respo
         .await
         {
             Ok(org) => {
-                tracing::info!(org_id = org.id, user_id = %staff.session.user_id, domain = %claim.domain, "board domain verified");
+                tracing::info!(org_id = org.id.0, user_id = %staff.session.user_id, domain = %claim.domain, "board domain verified");
                 return Ok(see_other(
                     "/dashboard/settings/board?notice=domain_verified",
                 ));
@@ -220,7 +220,7 @@ pub async fn verify(State(app): State<AppState>, posted: Posted) -> Result<Respo
             Err(e) => messages_of(e)?,
         },
         Err(why) => {
-            tracing::info!(org_id = claim.org_id, domain = %claim.domain, reason = %why, "board domain not verified");
+            tracing::info!(org_id = claim.org_id.0, domain = %claim.domain, reason = %why, "board domain not verified");
             FieldMessages(HashMap::from([(
                 "domain".to_string(),
                 format!(

@@ -26,7 +26,7 @@ use crate::{
     },
 };
 use jobboard_domain::{
-    categories,
+    Ts, categories,
     jobs::{self, Job, JobStatus},
 };
 
@@ -67,7 +67,7 @@ struct FormPage {
     job: Option<JobInfo>,
 }
 
-fn info(j: &Job) -> JobInfo {
+fn info(j: &Job, now: Ts) -> JobInfo {
     let moves = [
         (JobStatus::Active, "Approve"),
         (JobStatus::Draft, "Return to draft"),
@@ -80,9 +80,7 @@ fn info(j: &Job) -> JobInfo {
     JobInfo {
         id: j.id.to_string(),
         status: j.status.as_str(),
-        public_path: j
-            .is_live(jobboard_domain::Ts::now())
-            .then(|| jobs::url_of(&j.slug)),
+        public_path: j.is_live(now).then(|| jobs::url_of(&j.slug)),
         created: super::when(&j.created_at),
         updated: super::when(&j.updated_at),
         moves,
@@ -120,7 +118,7 @@ async fn page(
         submit,
         fieldsets,
         problems,
-        job: job.map(info),
+        job: job.map(|j| info(j, app.clock.now())),
     })
 }
 

@@ -15,7 +15,7 @@ use crate::{
     web::{error::PageError, page::Chrome},
 };
 use jobboard_domain::{
-    QueryInput, Ts,
+    QueryInput,
     jobs::{self, JobListItem, JobStatus, ListQuery},
 };
 
@@ -139,7 +139,10 @@ pub async fn list(
     let lq = ListQuery::read(&mut qi);
     let org = staff.org_id();
     let (listed, problem) = match qi.finish() {
-        Ok(()) => (Some(jobs::list(&app.db, org, &lq, Ts::now()).await?), None),
+        Ok(()) => (
+            Some(jobs::list(&app.db, org, &lq, app.clock.now()).await?),
+            None,
+        ),
         Err(e) => (
             None,
             Some(

@@ -29,7 +29,7 @@ use crate::{
     },
 };
 use jobboard_domain::{
-    FieldError, sessions,
+    FieldError, OrgId, sessions,
     users::{self, password},
 };
 
@@ -211,7 +211,7 @@ fn link_gone() -> PageError {
 async fn setup_page(
     app: &AppState,
     token: &str,
-    org_id: i64,
+    org_id: OrgId,
     visitor: &Visitor,
     fields: Vec<FieldView>,
     problems: Vec<Problem>,

@@ -14,7 +14,7 @@ use crate::{
     web::{error::PageError, page::Chrome},
 };
 use jobboard_domain::{
-    QueryInput, Ts,
+    MemberId, QueryInput, Ts,
     members::{self, Access, Member, MemberListQuery, Payment, opens_paywall},
     plans,
 };
@@ -167,7 +167,7 @@ pub async fn show(
     State(app): State<AppState>,
     Path(raw): Path<String>,
 ) -> Result<Response, PageError> {
-    let id = path_id(&raw)?;
+    let id: MemberId = path_id(&raw)?;
     let org = staff.org_id();
     let record = members::lookup(&app.db, org, &id.to_string()).await?;
     let plan_names: std::collections::HashMap<_, _> = plans::list(&app.db, org)
@@ -175,7 +175,7 @@ pub async fn show(
         .into_iter()
         .map(|p| (p.id, p.name))
         .collect();
-    let now = Ts::now();
+    let now = app.clock.now();
     let access = record
         .subscriptions
         .iter()

@@ -41,7 +41,7 @@ use axum::{
 };
 
 use jobboard_domain::{
-    Ts,
+    OrgId, Ts,
     jobs::{JobStatus, ListQuery},
 };
 
@@ -425,18 +425,24 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Notice {
     }
 }
 
-/// A page id from the path: a UUID, or the page is not found.
-pub fn path_id(raw: &str) -> Result<uuid::Uuid, PageError> {
-    uuid::Uuid::parse_str(raw).map_err(|_| PageError::not_found())
+/// A page id from the path: a UUID (read as the id type `T`), or the page is not found.
+pub fn path_id<T: From<uuid::Uuid>>(raw: &str) -> Result<T, PageError> {
+    uuid::Uuid::parse_str(raw)
+        .map(T::from)
+        .map_err(|_| PageError::not_found())
 }
 
 /// The number of the organization's jobs with `status` (from the list counters).
-pub async fn count_jobs(app: &AppState, org_id: i64, status: JobStatus) -> Result<i64, PageError> {
+pub async fn count_jobs(
+    app: &AppState,
+    org_id: OrgId,
+    status: JobStatus,
+) -> Result<i64, PageError> {
     let mut q =
         jobboard_domain::QueryInput::parse(Some(&format!("status={}&per_page=1", status.as_str())));
     let lq = ListQuery::read(&mut q);
     q.finish()?;
-    let page = jobboard_domain::jobs::list(&app.db, org_id, &lq, Ts::now()).await?;
+    let page = jobboard_domain::jobs::list(&app.db, org_id, &lq, app.clock.now()).await?;
     Ok(page.total.items)
 }
 

@@ -14,7 +14,10 @@ use axum::{
 use base64::Engine as _;
 use rand::RngCore;
 
-use jobboard_domain::sessions::{self, SignedIn};
+use jobboard_domain::{
+    OrgId,
+    sessions::{self, SignedIn},
+};
 
 use crate::{
     app::{App, AppState},
@@ -134,7 +137,7 @@ pub struct Staff {
 }
 
 impl Staff {
-    pub fn org_id(&self) -> i64 {
+    pub fn org_id(&self) -> OrgId {
         self.session.org_id
     }
 }

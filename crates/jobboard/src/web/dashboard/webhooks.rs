@@ -23,10 +23,7 @@ use crate::{
     },
     webhooks::ssrf::Policy,
 };
-use jobboard_domain::{
-    Ts,
-    webhooks::{self, Attempt, Delivery, EventName, Subscription},
-};
+use jobboard_domain::webhooks::{self, Attempt, Delivery, EventName, Subscription};
 
 /// Deliveries shown on a subscription's page.
 const LOG_SIZE: i64 = 50;
@@ -229,7 +226,7 @@ pub async fn show(
     render(&WebhookPage {
         chrome: chrome(&format!("Webhook {}", sub.target_url)),
         nav: Nav::new(&staff, "webhooks").notice(notice.as_deref()),
-        rotation_ends: sub.rotation_ends_at(Ts::now()).as_ref().map(when),
+        rotation_ends: sub.rotation_ends_at(app.clock.now()).as_ref().map(when),
         sub: SubRow::of(&sub),
         deliveries: log
             .iter()

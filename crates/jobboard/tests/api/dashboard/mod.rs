@@ -13,7 +13,7 @@ mod settings;
 mod two_factor;
 mod users_cli;
 
-use jobboard_domain::{Input, users};
+use jobboard_domain::{Input, OrgId, UserId, users};
 use reqwest::{Method, redirect::Policy};
 use scraper::Selector;
 use serde_json::json;
@@ -151,7 +151,7 @@ pub fn text_of(page: &Resp, selector: &str) -> Option<String> {
 }
 
 /// Creates a staff user of `org` with [`PASSWORD`]; its id.
-pub async fn add_user(t: &TestApp, org: i64, email: &str) -> uuid::Uuid {
+pub async fn add_user(t: &TestApp, org: OrgId, email: &str) -> UserId {
     let body = json!({"email": email, "password": PASSWORD});
     let serde_json::Value::Object(map) = body else {
         unreachable!()
@@ -177,7 +177,7 @@ pub async fn api_job(t: &TestApp, key: &str, title: &str) -> String {
 }
 
 /// The event types of an organization, oldest first.
-pub async fn event_types(t: &TestApp, org: i64) -> Vec<String> {
+pub async fn event_types(t: &TestApp, org: OrgId) -> Vec<String> {
     jobboard_store::events::list_for_org(t.db(), org)
         .await
         .unwrap()

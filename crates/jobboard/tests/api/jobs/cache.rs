@@ -187,21 +187,35 @@ async fn a_write_on_another_node_is_seen_at_once(b: Backend) {
 
 async fn a_cached_list_turns_over_when_a_job_expires(b: Backend) {
     let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
-    let soon = jobboard_store::Ts::now().plus(chrono::Duration::milliseconds(1_000));
+    let in_an_hour = t.app.clock.now().plus(chrono::Duration::hours(1));
     create_active(&t, "Lasting", json!({})).await;
-    create_active(&t, "Leaving", json!({"expires_at": soon.to_rfc3339()})).await;
+    create_active(
+        &t,
+        "Leaving",
+        json!({"expires_at": in_an_hour.to_rfc3339()}),
+    )
+    .await;
     let before = read_twice(&t, "/jobs").await;
     assert_eq!(titles(&before), ["Leaving", "Lasting"]);
-    // No write and no scheduler pass happen in between: only the clock moves past the
-    // job's expiry, and the cached rendering must not outlive it.
-    let wait = soon.micros() - jobboard_store::Ts::now().micros();
-    if wait > 0 {
-        tokio::time::sleep(std::time::Duration::from_micros(wait as u64 + 1_000)).await;
-    }
+    // No write and no scheduler pass happen in between: only the service's clock moves
+    // past the job's expiry (two hours, without waiting), and the cached rendering must
+    // not outlive it.
+    t.app
+        .clock
+        .advance(std::time::Duration::from_secs(2 * 3600));
     let after = t.get("/jobs").await;
     assert_eq!(titles(&after), ["Lasting"]);
     assert_eq!(after.body["meta"]["pagination"]["total_items"], 1);
     assert_ne!(after.header("etag"), before.header("etag"));
+    // The scheduler reads the same clock: its pass moves the job to expired.
+    assert!(titles(&t.get("/jobs?status=expired").await).is_empty());
+    assert_eq!(jobboard::scheduler::tick(&t.app).await, 1);
+    assert_eq!(titles(&t.get("/jobs?status=expired").await), ["Leaving"]);
+    // And so do the operations: a job created now is stamped past the old expiry.
+    let later = create_active(&t, "Later", json!({})).await;
+    let created = t.get(&format!("/jobs/{later}")).await.body["data"]["created_at"].clone();
+    let created = jobboard_store::Ts::parse(created.as_str().unwrap()).unwrap();
+    assert!(created > in_an_hour, "{created} is after {in_an_hour}");
 }
 
 /// The value of one `/metrics` series line (e.g. `jobboard_cache_stores_total{cache="jobs"}`).

@@ -5,6 +5,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::*;
+use jobboard_domain::{CategoryId, JobId};
+
 use crate::backends;
 
 backends!(
@@ -33,7 +35,7 @@ async fn create_applies_defaults_and_answers_with_meta(b: Backend) {
         6,
         "creation answers exactly the documented fields: {d}"
     );
-    assert_eq!(r.body["meta"]["organization_id"], t.org_id);
+    assert_eq!(r.body["meta"]["organization_id"], t.org_id.0);
     assert_eq!(r.body["meta"]["url"], "/jobs/senior-rust-engineer-acme");
 
     let g = t.get(&format!("/jobs/{id}")).await;
@@ -349,8 +351,8 @@ async fn concurrent_creates_each_commit_with_their_event(b: Backend) {
 async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
     use jobboard_domain::jobs::{self as store, Job, JobStatus};
     let t = TestApp::spawn_with(b, |c| c.worker = false).await;
-    let fields = |i: usize, category: Option<uuid::Uuid>| Job {
-        id: uuid::Uuid::now_v7(),
+    let fields = |i: usize, category: Option<CategoryId>| Job {
+        id: JobId(uuid::Uuid::now_v7()),
         title: format!("Job {i}"),
         description: "x".into(),
         description_text: "x".into(),
@@ -367,7 +369,7 @@ async fn a_failing_create_leaves_the_rest_of_its_batch(b: Backend) {
     for i in 0..24 {
         let db = t.db().clone();
         let org = t.org_id;
-        let f = fields(i, (i == 7).then(uuid::Uuid::new_v4));
+        let f = fields(i, (i == 7).then(|| CategoryId(uuid::Uuid::new_v4())));
         set.spawn(async move { (i, store::create_checked(&db, org, f).await) });
     }
     let mut ok = 0;

@@ -363,7 +363,7 @@ async fn other_organizations_jobs_are_invisible(b: Backend) {
         .send()
         .await;
     r.expect(201);
-    assert_eq!(r.body["meta"]["organization_id"], other_org);
+    assert_eq!(r.body["meta"]["organization_id"], other_org.0);
     let id = r.body["data"]["id"].as_str().unwrap().to_string();
     let cat = t
         .req(Method::POST, "/categories")

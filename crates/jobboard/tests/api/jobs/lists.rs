@@ -4,6 +4,8 @@
 use serde_json::json;
 
 use super::*;
+use jobboard_domain::OrgId;
+
 use crate::backends;
 
 backends!(
@@ -326,7 +328,7 @@ async fn directly_inserted_jobs_are_listed(b: Backend) {
             .unwrap()
     );
     assert!(
-        !jobboard_domain::jobs::exists(t.db(), t.org_id + 1, id)
+        !jobboard_domain::jobs::exists(t.db(), OrgId(t.org_id.0 + 1), id)
             .await
             .unwrap()
     );

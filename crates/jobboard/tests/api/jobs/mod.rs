@@ -10,6 +10,8 @@ mod search_index;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use jobboard_domain::OrgId;
+
 use crate::common::*;
 
 fn job(title: &str) -> Value {
@@ -47,7 +49,7 @@ fn titles(r: &Resp) -> Vec<String> {
         .collect()
 }
 
-async fn events(t: &TestApp, org: i64) -> Vec<(String, Value)> {
+async fn events(t: &TestApp, org: OrgId) -> Vec<(String, Value)> {
     jobboard_store::events::list_for_org(t.db(), org)
         .await
         .unwrap()

@@ -5,6 +5,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::*;
+use jobboard_domain::MemberId;
+
 use crate::{backends, plans::create_plan};
 
 backends!(
@@ -27,7 +29,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
     r.expect(201);
     let member = r.body["data"]["member"]["id"].clone();
     let a = r.body["data"]["access"].clone();
-    assert_eq!(a["organizationId"], t.org_id);
+    assert_eq!(a["organizationId"], t.org_id.0);
     assert_eq!(a["userId"], member);
     assert_eq!(a["planId"], plan["id"]);
     assert_eq!(a["status"], "active", "status defaults to active");
@@ -99,7 +101,7 @@ async fn access_block_creates_and_updates_the_subscription(b: Backend) {
     // A sync without the block leaves the access record alone.
     let r = sync(&t, json!({"email": "sub@example.com"})).await;
     assert_eq!(r.body["data"]["access"], Value::Null);
-    let uid = uuid::Uuid::parse_str(member.as_str().unwrap()).unwrap();
+    let uid: MemberId = member.as_str().unwrap().parse().unwrap();
     let stored = jobboard_domain::members::access_of(t.db(), t.org_id, uid)
         .await
         .unwrap();

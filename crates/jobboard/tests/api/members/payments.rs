@@ -29,7 +29,7 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
         "the amount is returned exactly: {}",
         r.text
     );
-    assert_eq!(p["organizationId"], t.org_id);
+    assert_eq!(p["organizationId"], t.org_id.0);
     assert_eq!(p["userId"], member);
     assert_eq!(p["jobId"], job.as_str());
     assert_eq!(p["planId"], plan["id"], "the access block's plan");

@@ -25,7 +25,7 @@ async fn first_sync_creates_with_defaults(b: Backend) {
     assert_eq!(d["access"], Value::Null);
     assert_eq!(d["payment"], Value::Null);
     let m = &d["member"];
-    assert_eq!(m["organizationId"], t.org_id);
+    assert_eq!(m["organizationId"], t.org_id.0);
     assert_eq!(m["email"], "Jane.Doe@Example.com");
     assert_eq!(m["name"], "Jane.Doe", "name defaults to the local part");
     assert_eq!(m["role"], "jobseeker");
@@ -283,7 +283,7 @@ async fn members_are_scoped_to_their_organization(b: Backend) {
         .await;
     r.expect(201);
     assert_eq!(r.body["data"]["created"], true);
-    assert_eq!(r.body["data"]["member"]["organizationId"], other_org);
+    assert_eq!(r.body["data"]["member"]["organizationId"], other_org.0);
     assert_ne!(r.body["data"]["member"]["id"], mine.as_str());
     // A userId of this organization's member is unknown to the other one: it is not
     // updated there, and the other organization gets a member of its own.
@@ -294,7 +294,7 @@ async fn members_are_scoped_to_their_organization(b: Backend) {
         .send()
         .await;
     r.expect(201);
-    assert_eq!(r.body["data"]["member"]["organizationId"], other_org);
+    assert_eq!(r.body["data"]["member"]["organizationId"], other_org.0);
     let ours = jobboard_domain::members::list(t.db(), t.org_id)
         .await
         .unwrap();

@@ -84,7 +84,7 @@ async fn fan_out_matches_events_and_signs(b: Backend) {
     keys.sort();
     assert_eq!(keys, ["data", "event", "organization_id", "timestamp"]);
     assert_eq!(body["event"], "job.created");
-    assert_eq!(body["organization_id"], t.org_id);
+    assert_eq!(body["organization_id"], t.org_id.0);
     assert_eq!(body["data"], samples()[0].1);
     assert!(Ts::parse(body["timestamp"].as_str().unwrap()).is_some());
     assert!(body["timestamp"].as_str().unwrap().ends_with('Z'));

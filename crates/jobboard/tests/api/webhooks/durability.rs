@@ -4,11 +4,12 @@
 use std::time::Duration;
 
 use jobboard::webhooks::drain;
-use jobboard_domain::webhooks as store;
+use jobboard_domain::{OrgId, webhooks as store};
 use jobboard_store::events;
 use serde_json::{Value, json};
 
 use super::*;
+
 use crate::{
     backends,
     webhook_receiver::{Behavior, Receiver},
@@ -152,7 +153,7 @@ async fn sigkill_loses_no_event(b: Backend) {
         async move {
             for i in range {
                 let mut tx = db.begin().await.unwrap();
-                events::emit(&mut tx, 1, "job.created", json!({"n": i}))
+                events::emit(&mut tx, OrgId(1), "job.created", json!({"n": i}))
                     .await
                     .unwrap();
                 tx.commit().await.unwrap();
