@@ -30,6 +30,7 @@ pub mod orgs;
 pub mod plans;
 pub mod query;
 pub mod request;
+pub mod retention;
 pub mod sessions;
 pub mod two_factor;
 pub mod users;

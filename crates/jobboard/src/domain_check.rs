@@ -10,7 +10,7 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use jobboard_domain::orgs::domains::{Claim, WELL_KNOWN};
+use jobboard_domain::orgs::{Claim, domains::WELL_KNOWN};
 
 use crate::{
     config::Config,

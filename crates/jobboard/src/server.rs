@@ -169,8 +169,12 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
                         tracing::warn!(error = ?e, "search index catch-up failed");
                     }
                     let now = app.clock.now();
-                    if let Err(e) =
-                        jobboard_domain::sessions::purge(&app.db, now, &app.config.dashboard).await
+                    if let Err(e) = jobboard_domain::retention::purge_sign_in(
+                        &app.db,
+                        now,
+                        &app.config.dashboard,
+                    )
+                    .await
                     {
                         tracing::warn!(error = ?e, "dashboard session purge failed");
                     }

@@ -11,8 +11,8 @@
 use base64::Engine as _;
 use rand::RngCore;
 
-use super::{Org, store};
-use crate::{Error, OrgId, Result, Ts};
+use super::{Claim, Org, store};
+use crate::{Error, OrgId, Result};
 
 /// The path under which the board serves a claim's token.
 pub const WELL_KNOWN: &str = "/.well-known/jobboard-domain/";
@@ -100,16 +100,6 @@ pub fn is_loopback_name(host: &str) -> bool {
             host,
             "localhost.localdomain" | "ip6-localhost" | "ip6-loopback" | "loopback"
         )
-}
-
-/// A pending claim of a domain.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct Claim {
-    pub org_id: OrgId,
-    pub domain: String,
-    /// Served publicly at [`WELL_KNOWN`]: not a secret, only unguessable.
-    pub token: String,
-    pub created_at: Ts,
 }
 
 /// What saving the domain field of the dashboard does.

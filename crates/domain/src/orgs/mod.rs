@@ -19,6 +19,16 @@ use crate::{
     request,
 };
 
+/// A pending claim of a domain.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct Claim {
+    pub org_id: OrgId,
+    pub domain: String,
+    /// Served publicly at [`domains::WELL_KNOWN`]: not a secret, only unguessable.
+    pub token: String,
+    pub created_at: Ts,
+}
+
 /// An organization.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct Org {

@@ -1,6 +1,6 @@
 //! Organizations as stored.
 
-use super::{Board, Org, domains::Claim};
+use super::{Board, Claim, Org};
 use crate::{
     OrgId,
     db::{Db, DbResult},

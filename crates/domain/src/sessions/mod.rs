@@ -122,19 +122,17 @@ pub async fn end_hash(db: &Db, id_hash: &[u8]) -> Result<()> {
     Ok(store::delete(db, id_hash).await?)
 }
 
-/// Deletes ended sessions, finished attempt windows and spent setup links.
+/// Deletes ended sessions and finished attempt windows (the other sign-in records are
+/// purged beside them: [`crate::retention::purge_sign_in`]).
 pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
-    let n = store::purge(
+    Ok(store::purge(
         db,
         now,
         now.earlier_by(policy.idle),
         now.earlier_by(policy.attempts_window),
     )
     .await?
-        + store::purge_pairs(db, now, now.earlier_by(throttle::MEMORY)).await?;
-    Ok(n + crate::users::setup::purge(db, now).await?
-        + crate::two_factor::purge(db, now).await?
-        + crate::users::reset::purge(db, now).await?)
+        + store::purge_pairs(db, now, now.earlier_by(throttle::MEMORY)).await?)
 }
 
 /// What came of a change of one's own password.

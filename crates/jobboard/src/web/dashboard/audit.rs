@@ -124,7 +124,7 @@ fn started_session(app: &AppState, res: &Response) -> Option<String> {
         .filter_map(|v| v.split(';').next())
         .filter_map(|pair| pair.split_once('='))
         .find(|(name, value)| {
-            *name == super::session::session_cookie_name(app) && !value.is_empty()
+            *name == super::cookies::session_cookie_name(app) && !value.is_empty()
         })
         .map(|(_, value)| value.to_string())
 }

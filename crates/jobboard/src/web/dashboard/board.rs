@@ -23,8 +23,8 @@ use crate::{
     },
 };
 use jobboard_domain::orgs::{
-    self, Org, OrgChanges,
-    domains::{self, Claim, DomainChange, Reserved, WELL_KNOWN},
+    self, Claim, Org, OrgChanges,
+    domains::{self, DomainChange, Reserved, WELL_KNOWN},
 };
 
 const SPEC: &[(&str, FormValue)] = &[

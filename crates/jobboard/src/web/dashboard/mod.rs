@@ -21,6 +21,7 @@ mod audit;
 mod board;
 mod cms;
 mod cms_items;
+mod cookies;
 mod job_form;
 mod jobs;
 mod keys;

@@ -19,6 +19,10 @@ use jobboard_domain::{
     sessions::{self, SignedIn},
 };
 
+use super::cookies::{LOGIN, cookie_name, read_cookie, set_cookie};
+pub use super::cookies::{
+    pending_cookie, session_cookie, with_pending_cookie, with_session_cookie,
+};
 use crate::{
     app::{App, AppState},
     web::{
@@ -27,50 +31,6 @@ use crate::{
         site,
     },
 };
-
-/// The session cookie's name without its prefix.
-const SESSION: &str = "jobboard_session";
-/// The sign-in pages' cookie (binds their forms to this browser).
-const LOGIN: &str = "jobboard_login";
-/// The cookie of a sign-in waiting for its second step.
-const PENDING: &str = "jobboard_2fa";
-
-fn secure(app: &App) -> bool {
-    app.config.public_url.starts_with("https://")
-}
-
-/// The cookie's name: `__Host-` prefixed when cookies are `Secure`.
-fn cookie_name(app: &App, base: &str) -> String {
-    if secure(app) {
-        format!("__Host-{base}")
-    } else {
-        base.to_string()
-    }
-}
-
-/// A `Set-Cookie` value: `value` for the browser session, or removal when `None`.
-fn set_cookie(app: &App, base: &str, value: Option<&str>) -> HeaderValue {
-    let name = cookie_name(app, base);
-    let secure = if secure(app) { "; Secure" } else { "" };
-    let v = match value {
-        Some(v) => format!("{name}={v}; Path=/; HttpOnly; SameSite=Lax{secure}"),
-        None => format!("{name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
-    };
-    HeaderValue::from_str(&v).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-/// The value of cookie `name` in the request.
-fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim().to_string())
-        .filter(|v| !v.is_empty() && v.len() <= 128)
-}
 
 /// A `303 See Other` to `location`.
 pub fn see_other(location: &str) -> Response {
@@ -81,35 +41,6 @@ pub fn see_other(location: &str) -> Response {
     }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
-}
-
-/// Adds `Set-Cookie` for the session (a new one, or its removal) to `res`.
-pub fn with_session_cookie(app: &App, mut res: Response, id: Option<&str>) -> Response {
-    res.headers_mut()
-        .append(header::SET_COOKIE, set_cookie(app, SESSION, id));
-    res
-}
-
-/// The name of the session cookie (with its prefix, when cookies are `Secure`).
-pub fn session_cookie_name(app: &App) -> String {
-    cookie_name(app, SESSION)
-}
-
-/// The session id the request's cookie carries, if any (live or not).
-pub fn session_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
-    read_cookie(headers, &cookie_name(app, SESSION))
-}
-
-/// Adds `Set-Cookie` for a pending sign-in (a new one, or its removal) to `res`.
-pub fn with_pending_cookie(app: &App, mut res: Response, id: Option<&str>) -> Response {
-    res.headers_mut()
-        .append(header::SET_COOKIE, set_cookie(app, PENDING, id));
-    res
-}
-
-/// The pending sign-in id the request's cookie carries, if any.
-pub fn pending_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
-    read_cookie(headers, &cookie_name(app, PENDING))
 }
 
 /// The time form tokens are issued and checked at, in Unix seconds.
@@ -328,21 +259,5 @@ impl Visitor {
         } else {
             Err(refused())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cookies_are_read_by_exact_name() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::COOKIE,
-            HeaderValue::from_static("a=1; jobboard_session_x=2; jobboard_session=abc"),
-        );
-        assert_eq!(read_cookie(&h, "jobboard_session").as_deref(), Some("abc"));
-        assert_eq!(read_cookie(&h, "missing"), None);
     }
 }

@@ -226,7 +226,7 @@ async fn reset_links_expire_and_requests_are_limited(b: Backend) {
     assert_eq!(count(&t, "dashboard_login_pairs").await, 1);
     t.app.clock.advance(Duration::from_secs(25 * 3600));
     let policy = &t.app.config.dashboard;
-    jobboard_domain::sessions::purge(t.db(), t.app.clock.now(), policy)
+    jobboard_domain::retention::purge_sign_in(t.db(), t.app.clock.now(), policy)
         .await
         .unwrap();
     assert_eq!(count(&t, "dashboard_reset_tokens").await, 0);
