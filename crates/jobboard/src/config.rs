@@ -39,7 +39,7 @@ pub struct Layer {
     #[serde(default)]
     pub webhooks: WebhookLayer,
     #[serde(default)]
-    pub mail: crate::mail::MailLayer,
+    pub mail: crate::delivery::mail::MailLayer,
     #[serde(default)]
     pub dashboard: DashboardLayer,
 }
@@ -176,7 +176,7 @@ pub struct Config {
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
     pub trusted_proxies: Vec<jobboard_core::net::Cidr>,
     pub webhooks: WebhookConfig,
-    pub mail: crate::mail::MailConfig,
+    pub mail: crate::delivery::mail::MailConfig,
     /// Dashboard sessions and sign-in limits.
     pub dashboard: jobboard_domain::sessions::Policy,
     /// Names the check of a claimed board domain (`crate::domain_check`) reaches at these
@@ -369,7 +369,7 @@ impl Config {
                 concurrency,
                 concurrency_per_target: per_target,
             },
-            mail: crate::mail::MailConfig::resolve(l.mail)?,
+            mail: crate::delivery::mail::MailConfig::resolve(l.mail)?,
             dashboard: resolve_dashboard(&l.dashboard)?,
             domain_check_resolve: Vec::new(),
         })

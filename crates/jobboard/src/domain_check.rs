@@ -14,7 +14,7 @@ use jobboard_domain::orgs::{Claim, domains::WELL_KNOWN};
 
 use crate::{
     config::Config,
-    webhooks::ssrf::{Policy, Resolver},
+    delivery::webhooks::ssrf::{Policy, Resolver},
 };
 
 /// Time one attempt (connection, request and answer) may take.

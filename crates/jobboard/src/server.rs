@@ -10,30 +10,30 @@ pub use crate::{
     periodic::every,
 };
 
-impl From<&AppState> for crate::mail::Setup {
+impl From<&AppState> for crate::delivery::mail::Setup {
     fn from(app: &AppState) -> Self {
-        crate::mail::Setup {
+        crate::delivery::mail::Setup {
             db: app.db.clone(),
             config: app.config.mail.clone(),
         }
     }
 }
 
-impl From<AppState> for crate::mail::Setup {
+impl From<AppState> for crate::delivery::mail::Setup {
     fn from(app: AppState) -> Self {
         (&app).into()
     }
 }
 
-impl From<&AppState> for crate::webhooks::Setup {
+impl From<&AppState> for crate::delivery::webhooks::Setup {
     fn from(app: &AppState) -> Self {
-        crate::webhooks::Setup::new(&app.db, &app.config)
+        crate::delivery::webhooks::Setup::new(&app.db, &app.config)
     }
 }
 
-impl From<AppState> for crate::webhooks::Setup {
+impl From<AppState> for crate::delivery::webhooks::Setup {
     fn from(app: AppState) -> Self {
-        crate::webhooks::Setup::new(&app.db, &app.config)
+        crate::delivery::webhooks::Setup::new(&app.db, &app.config)
     }
 }
 
@@ -75,8 +75,7 @@ fn bind_ops(app: &App) -> anyhow::Result<Option<TcpListener>> {
     app.config
         .metrics_listen
         .map(|addr| {
-            crate::http::serve::bind(addr)
-                .map_err(|e| anyhow::anyhow!("metrics_listen {addr}: {e}"))
+            crate::api::serve::bind(addr).map_err(|e| anyhow::anyhow!("metrics_listen {addr}: {e}"))
         })
         .transpose()
 }
@@ -120,16 +119,16 @@ async fn run_with(
         if let Ok(addr) = ops.local_addr() {
             tracing::info!(address = %addr, "operations endpoints listening");
         }
-        tokio::spawn(crate::http::serve::serve(
+        tokio::spawn(crate::api::serve::serve(
             ops,
-            crate::http::ops_router(app.clone()),
+            crate::api::ops_router(app.clone()),
             wait_for(serving_rx.clone()),
         ))
     });
     if app.config.api {
-        crate::http::serve::serve(
+        crate::api::serve::serve(
             listener,
-            crate::http::router(app.clone()),
+            crate::api::router(app.clone()),
             wait_for(serving_rx),
         )
         .await;
@@ -236,12 +235,15 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
     }
     // Webhook delivery worker, and the mail worker (when an SMTP server is configured).
     if app.config.worker {
-        tasks.push(tokio::spawn(crate::webhooks::run(
+        tasks.push(tokio::spawn(crate::delivery::webhooks::run(
             app.clone(),
             stop.clone(),
         )));
         if app.config.mail.enabled() {
-            tasks.push(tokio::spawn(crate::mail::run(app.clone(), stop.clone())));
+            tasks.push(tokio::spawn(crate::delivery::mail::run(
+                app.clone(),
+                stop.clone(),
+            )));
         }
     }
     tasks

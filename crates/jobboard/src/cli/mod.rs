@@ -65,7 +65,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Openapi => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&jobboard::http::openapi())?
+                serde_json::to_string_pretty(&jobboard::api::openapi())?
             );
             Ok(())
         }

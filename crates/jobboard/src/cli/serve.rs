@@ -47,7 +47,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             first.org_id,
             first.key,
             lifetime(app.config.dashboard.setup_link_lifetime),
-            jobboard::web::dashboard::setup_url(&app.config, &first.setup_token)
+            jobboard::pages::dashboard::setup_url(&app.config, &first.setup_token)
         );
         let mut out = std::io::stdout().lock();
         let _ = std::io::Write::write_all(&mut out, text.as_bytes());

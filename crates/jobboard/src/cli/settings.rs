@@ -79,7 +79,7 @@ pub(super) fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
             concurrency: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY")?,
             concurrency_per_target: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY_PER_TARGET")?,
         },
-        mail: jobboard::mail::MailLayer::from_env()?,
+        mail: jobboard::delivery::mail::MailLayer::from_env()?,
         ..Layer::default()
     };
     if let Command::Serve(s) = &cli.command {

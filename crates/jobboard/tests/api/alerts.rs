@@ -10,7 +10,7 @@ use jobboard_store::Ts;
 
 use jobboard_domain::alerts;
 
-use jobboard::{config::Config, mail::drain, server::App};
+use jobboard::{config::Config, delivery::mail::drain, server::App};
 use reqwest::Method;
 use serde_json::json;
 

@@ -18,7 +18,7 @@ backends!(
 
 #[test]
 fn queries_are_documented_as_read() {
-    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let doc = serde_json::to_value(jobboard::api::openapi()).unwrap();
     let param = |path: &str, name: &str| -> Value {
         doc["paths"][path]["get"]["parameters"]
             .as_array()

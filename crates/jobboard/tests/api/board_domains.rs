@@ -55,7 +55,7 @@ impl StandIn {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let router = Router::new().fallback(answer).with_state(answers.clone());
-        tokio::spawn(jobboard::http::serve::serve(
+        tokio::spawn(jobboard::api::serve::serve(
             listener,
             router,
             std::future::pending(),

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use jobboard::{config::Config, mail::drain, server::App};
+use jobboard::{config::Config, delivery::mail::drain, server::App};
 use jobboard_domain::mail::store;
 use serde_json::json;
 

@@ -92,7 +92,7 @@ async fn api_changes_reach_the_receiver(b: Backend) {
     .await
     .expect(200);
 
-    jobboard::webhooks::drain(&t.app).await;
+    jobboard::delivery::webhooks::drain(&t.app).await;
     let hits = rx.hits("/all");
     let mut by_event: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for h in &hits {
@@ -177,6 +177,6 @@ async fn api_changes_reach_the_receiver(b: Backend) {
     assert_eq!(payment["currency"], "EUR");
     assert_eq!(payment["amount"].to_string(), "19.99");
     // Nothing is delivered twice on a second drain.
-    jobboard::webhooks::drain(&t.app).await;
+    jobboard::delivery::webhooks::drain(&t.app).await;
     assert_eq!(rx.hits("/all").len(), hits.len());
 }

@@ -9,7 +9,7 @@ use jobboard_store::{Ts, events};
 
 use jobboard::{
     config::Config,
-    mail::{self, drain, drain_with},
+    delivery::mail::{self, drain, drain_with},
     server::App,
 };
 use jobboard_core::Clock;

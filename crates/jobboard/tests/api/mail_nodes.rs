@@ -6,7 +6,7 @@ use std::{collections::HashSet, process::Stdio, time::Duration};
 
 use jobboard::{
     config::Config,
-    mail::{self, drain, drain_with},
+    delivery::mail::{self, drain, drain_with},
     server::{self, App},
 };
 use jobboard_core::Clock;

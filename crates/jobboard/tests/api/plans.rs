@@ -390,7 +390,7 @@ async fn null_identifiers_and_integral_numbers(b: Backend) {
         .await;
     r.expect_error(422, "validation_failed");
     assert_eq!(r.error_fields(), ["jobsIncluded"]);
-    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let doc = serde_json::to_value(jobboard::api::openapi()).unwrap();
     let plan_in = &doc["components"]["schemas"]["PlanIn"]["properties"];
     for field in ["processorPriceId", "altProcessorPlanId"] {
         assert_eq!(plan_in[field]["type"], json!(["string", "null"]), "{field}");

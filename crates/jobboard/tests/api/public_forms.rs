@@ -11,7 +11,7 @@ use jobboard_store::dispatch;
 
 use jobboard_domain::{Input, alerts, orgs};
 
-use jobboard::{config::Config, mail::drain};
+use jobboard::{config::Config, delivery::mail::drain};
 use reqwest::Method;
 use serde_json::json;
 

@@ -11,7 +11,7 @@ use jobboard_store::dispatch;
 
 use jobboard_domain::{Input, OrgId, alerts, orgs};
 
-use jobboard::mail::drain;
+use jobboard::delivery::mail::drain;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@
 
 use jobboard_store::{Ts, events};
 
-use jobboard::webhooks::drain;
+use jobboard::delivery::webhooks::drain;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use jobboard::{config::Config, mail::drain};
+use jobboard::{config::Config, delivery::mail::drain};
 
 use super::*;
 use crate::{backends, mail::mail_to, smtp_sink::SmtpSink};

@@ -89,7 +89,7 @@ async fn api_description(b: Backend) {
     assert!(r.body["paths"]["/categories"]["post"]["responses"]["422"].is_object());
     assert_eq!(
         r.body,
-        serde_json::to_value(jobboard::http::openapi()).unwrap()
+        serde_json::to_value(jobboard::api::openapi()).unwrap()
     );
     let r = t.req(Method::GET, "/api/docs/").no_key().send().await;
     r.expect(200);
@@ -157,7 +157,7 @@ async fn the_scheduler_runs_inside_serve(b: Backend) {
 #[test]
 fn openapi_document_matches_the_snapshot() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi.json");
-    let current = serde_json::to_string_pretty(&jobboard::http::openapi()).unwrap() + "\n";
+    let current = serde_json::to_string_pretty(&jobboard::api::openapi()).unwrap() + "\n";
     if std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1") {
         std::fs::write(path, &current).unwrap();
     }

@@ -383,7 +383,7 @@ async fn integral_numbers_and_null_identifiers(b: Backend) {
         Value::Null
     );
     // The document says what the server accepts.
-    let doc = serde_json::to_value(jobboard::http::openapi()).unwrap();
+    let doc = serde_json::to_value(jobboard::api::openapi()).unwrap();
     let schemas = &doc["components"]["schemas"];
     for (schema, field) in [
         ("MemberSyncIn", "userId"),

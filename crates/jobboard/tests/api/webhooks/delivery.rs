@@ -1,7 +1,7 @@
 //! Fan-out and delivery: events matched to subscriptions and signed, every event type end
 //! to end, and the chat bodies of every event.
 
-use jobboard::webhooks::drain;
+use jobboard::delivery::webhooks::drain;
 use jobboard_store::{Ts, events};
 use reqwest::Method;
 use serde_json::json;

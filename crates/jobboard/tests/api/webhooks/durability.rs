@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use jobboard::webhooks::drain;
+use jobboard::delivery::webhooks::drain;
 use jobboard_domain::{OrgId, webhooks as store};
 use jobboard_store::events;
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ async fn graceful_shutdown_hands_attempts_back(b: Backend) {
     let sub = subscribe(&t, "*", "webhook", &rx.url("/stuck"), None).await;
     // The worker loop, as `serve` runs it, with a stop signal of our own.
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(jobboard::webhooks::run(t.app.clone(), stop_rx));
+    let worker = tokio::spawn(jobboard::delivery::webhooks::run(t.app.clone(), stop_rx));
     emit(&t, "job.created", json!({})).await;
     assert!(
         rx.wait_until(Duration::from_secs(10), |h| !h.is_empty())

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use jobboard::webhooks::{drain, drain_with};
+use jobboard::delivery::webhooks::{drain, drain_with};
 use jobboard_core::Clock;
 use jobboard_store::Ts;
 use reqwest::Method;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use jobboard::webhooks::drain;
+use jobboard::delivery::webhooks::drain;
 use jobboard_domain::webhooks::{self as store, EventName, TargetType};
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Subscriptions: create, read, update, delete and their validation, the same subscription
 //! returned again, pending deliveries discarded on deletion, and the test and retry endpoints.
 
-use jobboard::webhooks::{drain, drain_with};
+use jobboard::delivery::webhooks::{drain, drain_with};
 use jobboard_core::Clock;
 use jobboard_domain::webhooks as store;
 use jobboard_store::Ts;
