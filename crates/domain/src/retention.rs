@@ -1,7 +1,11 @@
 //! What is deleted when it has served its time: the periodic purges the scheduler runs,
-//! each in its own short statements.
+//! each in short statements. Applications go after the days their organization keeps
+//! them (`keep_applications_days`, 0 by default: kept); the sign-in records after their
+//! own lifetimes.
 
-use crate::{Result, Ts, db::Db, sessions, two_factor, users};
+use std::time::Duration;
+
+use crate::{Result, Ts, applications, db::Db, sessions, two_factor, users};
 
 /// Deletes the sign-in records past their time: ended sessions and finished attempt
 /// windows, spent or expired setup links, pending second steps, and password reset
@@ -11,4 +15,26 @@ pub async fn purge_sign_in(db: &Db, now: Ts, policy: &sessions::Policy) -> Resul
         + users::setup::purge(db, now).await?
         + two_factor::purge(db, now).await?
         + users::reset::purge(db, now).await?)
+}
+
+/// Rows deleted by one statement of a purge: small, so that no purge holds the write
+/// lock for long.
+const BATCH: i64 = 500;
+
+/// Deletes the applications of each organization that keeps them for a limited time
+/// (`keep_applications_days` > 0) made longer ago than that, a batch at a time. Returns
+/// how many went.
+pub async fn purge_applications(db: &Db, now: Ts) -> Result<u64> {
+    let mut deleted = 0;
+    for (org_id, days) in applications::store::kept_for_days(db).await? {
+        let before = now.earlier_by(Duration::from_secs(days.unsigned_abs() * 86_400));
+        loop {
+            let n = applications::store::delete_older(db, org_id, before, BATCH).await?;
+            deleted += n;
+            if n < BATCH.unsigned_abs() {
+                break;
+            }
+        }
+    }
+    Ok(deleted)
 }

@@ -18,6 +18,8 @@ struct RouteStats {
 #[derive(Default)]
 pub struct Metrics {
     routes: Mutex<HashMap<String, RouteStats>>,
+    /// Applications this node deleted because their organization's retention ran out.
+    pub applications_purged: std::sync::atomic::AtomicU64,
 }
 
 impl Metrics {

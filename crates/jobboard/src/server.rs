@@ -151,7 +151,8 @@ async fn run_with(
 
 fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
-    // Housekeeping: key usage, rate-limit state, ended dashboard sessions.
+    // Housekeeping: key usage, rate-limit state, ended dashboard sessions, applications
+    // past their organization's retention.
     tasks.push(tokio::spawn(every(
         Duration::from_secs(15),
         stop.clone(),
@@ -176,6 +177,19 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
                     .await
                     {
                         tracing::warn!(error = ?e, "dashboard session purge failed");
+                    }
+                    match jobboard_domain::retention::purge_applications(&app.db, now).await {
+                        Ok(0) => {}
+                        Ok(n) => {
+                            app.metrics
+                                .applications_purged
+                                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                            tracing::info!(
+                                deleted = n,
+                                "applications past their retention deleted"
+                            );
+                        }
+                        Err(e) => tracing::warn!(error = ?e, "application retention failed"),
                     }
                 }
             }

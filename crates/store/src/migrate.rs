@@ -55,6 +55,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(33, "0033_alert_failures"),
     migration!(34, "0034_audit_log"),
     migration!(35, "0035_two_factor"),
+    migration!(36, "0036_retention"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

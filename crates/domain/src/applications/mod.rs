@@ -4,7 +4,7 @@
 
 pub mod events;
 pub mod model;
-mod store;
+pub(crate) mod store;
 
 pub use model::*;
 

@@ -8,7 +8,7 @@ use super::{
     model::{Application, ApplicationIn, ApplicationListQuery, ApplicationStatus},
 };
 use crate::{
-    ApplicationId, JobId, OrgId,
+    ApplicationId, JobId, OrgId, Ts,
     db::{Backend, Db, DbResult, StoreError, Tx, events as outbox},
     dispatch, dispatch_tx,
 };
@@ -149,4 +149,33 @@ pub(super) async fn set_status(
     }
     tx.commit().await?;
     Ok(Some(app))
+}
+
+/// The organizations that keep applications for a limited time, with their days.
+pub(crate) async fn kept_for_days(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT id, keep_applications_days FROM organizations \
+             WHERE keep_applications_days > 0 ORDER BY id",
+        )
+        .fetch_all(p)
+        .await?
+    }))
+}
+
+/// Deletes at most `limit` of `org_id`'s applications made before `before`, oldest
+/// first: how many went.
+pub(crate) async fn delete_older(db: &Db, org_id: OrgId, before: Ts, limit: i64) -> DbResult<u64> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query(
+            "DELETE FROM applications WHERE id IN (SELECT id FROM applications \
+             WHERE org_id = $1 AND created_at < $2 ORDER BY created_at LIMIT $3)",
+        )
+        .bind(org_id)
+        .bind(before)
+        .bind(limit)
+        .execute(p)
+        .await?
+        .rows_affected()
+    }))
 }

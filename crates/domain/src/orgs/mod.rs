@@ -48,6 +48,8 @@ pub struct Org {
     pub mail_expiry_days: i64,
     /// Mail a job's `contact_email` on each application.
     pub mail_applications: bool,
+    /// Applications are deleted this many days after they were made; 0: kept.
+    pub keep_applications_days: i64,
     pub created_at: Ts,
 }
 
@@ -142,6 +144,9 @@ request! {
         pub mail_expiry_days: not_null Int<0, 60>,
         /// Mail a job's contact address on each application.
         pub mail_applications: not_null Flag,
+        /// Delete applications this many days after they were made (0 to 3650; 0: keep
+        /// them for as long as the organization exists).
+        pub keep_applications_days: not_null Int<0, 3650>,
     }
 }
 
@@ -266,6 +271,9 @@ async fn update_checked(
     }
     if let Some(v) = c.mail_expiry_days {
         org.mail_expiry_days = v;
+    }
+    if let Some(v) = c.keep_applications_days {
+        org.keep_applications_days = v;
     }
     if let Some(v) = c.mail_applications {
         org.mail_applications = v;

@@ -132,6 +132,13 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
             indexed as f64,
         ),
         (
+            "jobboard_retention_applications_deleted",
+            "Applications this node deleted since it started because their organization keeps them for a limited time (keep_applications_days).",
+            app.metrics
+                .applications_purged
+                .load(std::sync::atomic::Ordering::Relaxed) as f64,
+        ),
+        (
             "jobboard_resident_memory_bytes",
             "Resident memory of this process.",
             resident_bytes().map_or(f64::NAN, |b| b as f64),

@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 use super::described;
 
 #[derive(Subcommand)]
+// Parsed once per command: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum OrgsCmd {
     /// Create an organization; prints its id as the last line.
     Create {
@@ -53,6 +55,10 @@ pub enum OrgsCmd {
         /// Mail a job's contact address on each application: on or off.
         #[arg(long, value_parser = ["on", "off"])]
         mail_applications: Option<String>,
+        /// Delete applications this many days after they were made (0: keep them; the
+        /// scheduler deletes what is older, in small batches).
+        #[arg(long)]
+        keep_applications_days: Option<i64>,
         /// Require two-factor sign-in of every staff user: on or off. Users without it
         /// set it up at their next sign-in before they get a session.
         #[arg(long = "require-2fa", value_parser = ["on", "off"])]
@@ -77,6 +83,7 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             mail_job_live,
             mail_expiry_days,
             mail_applications,
+            keep_applications_days,
             require_2fa,
         } => {
             let mut changes = Map::new();
@@ -108,6 +115,9 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             }
             if let Some(v) = mail_expiry_days {
                 changes.insert("mail_expiry_days".into(), v.into());
+            }
+            if let Some(v) = keep_applications_days {
+                changes.insert("keep_applications_days".into(), v.into());
             }
             if let Some(v) = require_2fa {
                 let on = v == "on";

@@ -39,6 +39,7 @@ mod migrations;
 mod packaging;
 mod plans;
 mod public_forms;
+mod retention;
 mod search_equivalence;
 mod single_line;
 mod site_analytics;
