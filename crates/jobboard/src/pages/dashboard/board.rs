@@ -36,6 +36,7 @@ const SPEC: &[(&str, FormValue)] = &[
     ("mail_job_live", FormValue::Checkbox),
     ("mail_expiry_days", FormValue::Number),
     ("mail_applications", FormValue::Checkbox),
+    ("keep_applications_days", FormValue::Number),
 ];
 
 fn fields() -> Vec<FieldView> {
@@ -69,6 +70,9 @@ fn fields() -> Vec<FieldView> {
             "Mail a job's contact address on each application",
             "checkbox",
         ),
+        FieldView::new("keep_applications_days", "Keep applications, days", "number").hint(
+            "Applications are deleted this many days after they were made (0 to 3650; 0: kept).",
+        ),
     ]
 }
 
@@ -95,6 +99,10 @@ fn values_of_org(o: &Org, claim: Option<&Claim>) -> HashMap<String, String> {
         (
             "mail_applications".into(),
             if o.mail_applications { "on" } else { "" }.into(),
+        ),
+        (
+            "keep_applications_days".into(),
+            o.keep_applications_days.to_string(),
         ),
     ])
 }

@@ -1,9 +1,12 @@
-//! The employer mail settings, saved on the board page.
+//! The employer mail and application retention settings, saved on the board page.
 
 use super::*;
 use crate::backends;
 
-backends!(employer_mail_settings_are_saved_on_the_board_page);
+backends!(
+    employer_mail_settings_are_saved_on_the_board_page,
+    application_retention_is_set_on_the_board_page
+);
 
 async fn employer_mail_settings_are_saved_on_the_board_page(b: Backend) {
     let t = TestApp::spawn(b).await;
@@ -65,4 +68,58 @@ async fn employer_mail_settings_are_saved_on_the_board_page(b: Backend) {
             .mail_expiry_days,
         7
     );
+}
+
+async fn application_retention_is_set_on_the_board_page(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    add_user(&t, t.org_id, "ada@example.com").await;
+    let ada = Browser::signed_in(&t, "ada@example.com").await;
+    let page = ada.get("/dashboard/settings/board").await;
+    assert_eq!(
+        page.html()
+            .select(&sel("#f-keep_applications_days"))
+            .next()
+            .unwrap()
+            .value()
+            .attr("value"),
+        Some("0"),
+        "applications are kept by default"
+    );
+    let token = csrf_of(&page);
+    let save = |days: &'static str| {
+        let ada = &ada;
+        let token = token.clone();
+        async move {
+            ada.post(
+                "/dashboard/settings/board",
+                &[
+                    ("name", "Test org"),
+                    ("keep_applications_days", days),
+                    ("csrf", &token),
+                ],
+            )
+            .await
+        }
+    };
+    redirect(&save("180").await);
+    let kept = |t: &TestApp| {
+        let db = t.db().clone();
+        let org = t.org_id;
+        async move {
+            jobboard_domain::orgs::get(&db, org)
+                .await
+                .unwrap()
+                .keep_applications_days
+        }
+    };
+    assert_eq!(kept(&t).await, 180);
+    let r = save("5000").await;
+    r.expect(422);
+    assert!(
+        r.html()
+            .select(&sel("#f-keep_applications_days-error"))
+            .next()
+            .is_some()
+    );
+    assert_eq!(kept(&t).await, 180);
 }
