@@ -200,10 +200,13 @@ async fn expiry_reminders_go_once_per_expiry(b: Backend) {
     // Several passes at once (on PostgreSQL also a second node's): one reminder.
     let second = match b {
         Backend::Postgres => {
+            // A second node of the same installation: the same settings (its links name
+            // the same public address, whichever node queues the mail).
             let mut config = Config::with_database(&t.database_url);
             config.scheduler = false;
             config.worker = false;
             config.mail = t.app.config.mail.clone();
+            config.public_url = t.app.config.public_url.clone();
             Some(App::start(config).await.unwrap())
         }
         Backend::Sqlite => None,
