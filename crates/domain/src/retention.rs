@@ -1,11 +1,11 @@
 //! What is deleted when it has served its time: the periodic purges the scheduler runs,
 //! each in short statements. Applications go after the days their organization keeps
-//! them (`keep_applications_days`, 0 by default: kept); the sign-in records after their
-//! own lifetimes.
+//! them (`keep_applications_days`, 0 by default: kept); finished webhook deliveries after
+//! the node's `delivery_log_days`; the sign-in records after their own lifetimes.
 
 use std::time::Duration;
 
-use crate::{Result, Ts, applications, db::Db, sessions, two_factor, users};
+use crate::{Result, Ts, applications, db::Db, sessions, two_factor, users, webhooks};
 
 /// Deletes the sign-in records past their time: ended sessions and finished attempt
 /// windows, spent or expired setup links, pending second steps, and password reset
@@ -37,4 +37,21 @@ pub async fn purge_applications(db: &Db, now: Ts) -> Result<u64> {
         }
     }
     Ok(deleted)
+}
+
+/// Deletes the webhook deliveries finished more than `days` days ago (0: none), with their
+/// attempts, a batch at a time. Returns how many went.
+pub async fn purge_delivery_log(db: &Db, now: Ts, days: u32) -> Result<u64> {
+    if days == 0 {
+        return Ok(0);
+    }
+    let before = now.earlier_by(Duration::from_secs(u64::from(days) * 86_400));
+    let mut deleted = 0;
+    loop {
+        let n = webhooks::store::deliveries::delete_finished_before(db, before, BATCH).await?;
+        deleted += n;
+        if n < BATCH.unsigned_abs() {
+            return Ok(deleted);
+        }
+    }
 }

@@ -66,6 +66,7 @@ pub struct WebhookLayer {
     pub allowed_cidrs: Option<Vec<String>>,
     pub retry_schedule: Option<Vec<u64>>,
     pub disable_after: Option<u64>,
+    pub delivery_log_days: Option<u32>,
     pub timeout: Option<u64>,
     pub concurrency: Option<usize>,
     pub concurrency_per_target: Option<usize>,
@@ -112,6 +113,7 @@ impl Layer {
             allowed_cidrs,
             retry_schedule,
             disable_after,
+            delivery_log_days,
             timeout,
             concurrency,
             concurrency_per_target
@@ -201,6 +203,8 @@ pub struct WebhookConfig {
     pub allowed_cidrs: Vec<String>,
     pub retry_schedule: Vec<Duration>,
     pub disable_after: Duration,
+    /// Days a finished delivery stays in the delivery log; 0: kept.
+    pub delivery_log_days: u32,
     pub timeout: Duration,
     pub concurrency: usize,
     pub concurrency_per_target: usize,
@@ -365,6 +369,7 @@ impl Config {
                 allowed_cidrs: w.allowed_cidrs.unwrap_or_default(),
                 retry_schedule: schedule.into_iter().map(Duration::from_secs).collect(),
                 disable_after: Duration::from_secs(w.disable_after.unwrap_or(432_000)),
+                delivery_log_days: w.delivery_log_days.unwrap_or(90),
                 timeout: Duration::from_secs(timeout),
                 concurrency,
                 concurrency_per_target: per_target,

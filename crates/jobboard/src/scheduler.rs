@@ -45,6 +45,20 @@ pub async fn tick(app: &AppState) -> u64 {
     {
         tracing::warn!(error = ?e, "audit log pruning step failed");
     }
+    match jobboard_domain::retention::purge_delivery_log(
+        &app.db,
+        now,
+        app.config.webhooks.delivery_log_days,
+    )
+    .await
+    {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            deleted = n,
+            "webhook deliveries past the log's retention deleted"
+        ),
+        Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
+    }
     match jobboard_domain::alerts::run(&app.db, now, app.config.alert_hour).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job alert step failed"),

@@ -56,6 +56,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(34, "0034_audit_log"),
     migration!(35, "0035_two_factor"),
     migration!(36, "0036_retention"),
+    migration!(37, "0037_delivery_log_retention"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

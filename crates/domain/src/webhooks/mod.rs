@@ -9,7 +9,7 @@
 
 pub mod events;
 pub mod model;
-mod store;
+pub(crate) mod store;
 
 use std::future::Future;
 

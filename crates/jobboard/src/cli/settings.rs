@@ -75,6 +75,7 @@ pub(super) fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
                 _ => None,
             },
             disable_after: env_parse("JOBBOARD_WEBHOOK_DISABLE_AFTER")?,
+            delivery_log_days: env_parse("JOBBOARD_WEBHOOK_DELIVERY_LOG_DAYS")?,
             timeout: env_parse("JOBBOARD_WEBHOOK_TIMEOUT")?,
             concurrency: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY")?,
             concurrency_per_target: env_parse("JOBBOARD_WEBHOOK_CONCURRENCY_PER_TARGET")?,

@@ -16,6 +16,22 @@ use crate::{
     },
 };
 
+/// Deletes at most `limit` finished deliveries (succeeded, or failed for good) last
+/// changed before `before`, with their attempts: how many went.
+pub async fn delete_finished_before(db: &Db, before: Ts, limit: i64) -> DbResult<u64> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries \
+             WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2)",
+        )
+        .bind(before)
+        .bind(limit)
+        .execute(p)
+        .await?
+        .rows_affected()
+    }))
+}
+
 /// The newest `limit` deliveries of a subscription, each with its attempts (oldest first).
 pub async fn list(
     db: &Db,

@@ -3,6 +3,7 @@
 
 mod delivery;
 mod durability;
+mod log_retention;
 mod retries;
 mod ssrf;
 mod subscriptions;
