@@ -21,20 +21,37 @@ pub async fn purge_sign_in(db: &Db, now: Ts, policy: &sessions::Policy) -> Resul
 /// lock for long.
 const BATCH: i64 = 500;
 
+/// Runs `delete` (which deletes at most [`BATCH`] rows and says how many) until a run
+/// deletes fewer: how many went in all.
+async fn in_batches<F, Fut>(mut delete: F) -> Result<u64>
+where
+    F: FnMut(i64) -> Fut,
+    Fut: Future<Output = crate::db::DbResult<u64>>,
+{
+    let mut deleted = 0;
+    loop {
+        let n = delete(BATCH).await?;
+        deleted += n;
+        if n < BATCH.unsigned_abs() {
+            return Ok(deleted);
+        }
+    }
+}
+
+/// `days` days before `now`.
+fn days_before(now: Ts, days: u64) -> Ts {
+    now.earlier_by(Duration::from_secs(days * 86_400))
+}
+
 /// Deletes the applications of each organization that keeps them for a limited time
 /// (`keep_applications_days` > 0) made longer ago than that, a batch at a time. Returns
 /// how many went.
 pub async fn purge_applications(db: &Db, now: Ts) -> Result<u64> {
     let mut deleted = 0;
     for (org_id, days) in applications::store::kept_for_days(db).await? {
-        let before = now.earlier_by(Duration::from_secs(days.unsigned_abs() * 86_400));
-        loop {
-            let n = applications::store::delete_older(db, org_id, before, BATCH).await?;
-            deleted += n;
-            if n < BATCH.unsigned_abs() {
-                break;
-            }
-        }
+        let before = days_before(now, days.unsigned_abs());
+        deleted += in_batches(|limit| applications::store::delete_older(db, org_id, before, limit))
+            .await?;
     }
     Ok(deleted)
 }
@@ -45,13 +62,6 @@ pub async fn purge_delivery_log(db: &Db, now: Ts, days: u32) -> Result<u64> {
     if days == 0 {
         return Ok(0);
     }
-    let before = now.earlier_by(Duration::from_secs(u64::from(days) * 86_400));
-    let mut deleted = 0;
-    loop {
-        let n = webhooks::store::deliveries::delete_finished_before(db, before, BATCH).await?;
-        deleted += n;
-        if n < BATCH.unsigned_abs() {
-            return Ok(deleted);
-        }
-    }
+    let before = days_before(now, u64::from(days));
+    in_batches(|limit| webhooks::store::deliveries::delete_finished_before(db, before, limit)).await
 }
