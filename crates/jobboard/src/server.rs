@@ -10,31 +10,16 @@ pub use crate::{
     periodic::every,
 };
 
-impl From<&AppState> for crate::delivery::mail::Setup {
-    fn from(app: &AppState) -> Self {
-        crate::delivery::mail::Setup {
-            db: app.db.clone(),
-            config: app.config.mail.clone(),
-        }
-    }
-}
-
-impl From<AppState> for crate::delivery::mail::Setup {
-    fn from(app: AppState) -> Self {
-        (&app).into()
-    }
-}
-
-impl From<&AppState> for crate::delivery::webhooks::Setup {
-    fn from(app: &AppState) -> Self {
-        crate::delivery::webhooks::Setup::new(&app.db, &app.config)
-    }
-}
-
-impl From<AppState> for crate::delivery::webhooks::Setup {
-    fn from(app: AppState) -> Self {
-        crate::delivery::webhooks::Setup::new(&app.db, &app.config)
-    }
+/// The whole application router: the API with the board's and the dashboard's pages.
+pub fn router(app: AppState) -> axum::Router {
+    let pages = jobboard_api::Pages {
+        routes: jobboard_pages::routes(&app),
+        not_found: || {
+            use axum::response::IntoResponse;
+            jobboard_pages::error::PageError::not_found().into_response()
+        },
+    };
+    jobboard_api::router(app, pages)
 }
 
 /// A running server: its address and the handle to stop it.
@@ -126,12 +111,7 @@ async fn run_with(
         ))
     });
     if app.config.api {
-        crate::api::serve::serve(
-            listener,
-            crate::api::router(app.clone()),
-            wait_for(serving_rx),
-        )
-        .await;
+        crate::api::serve::serve(listener, router(app.clone()), wait_for(serving_rx)).await;
     } else {
         drop(listener);
         wait_for(serving_rx).await;

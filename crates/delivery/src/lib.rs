@@ -1,0 +1,18 @@
+//! Delivering what the outboxes hold: one worker loop ([`outbox`]) and its two uses,
+//! signed webhook deliveries ([`webhooks`]) and mail handed to an SMTP server ([`mail`]).
+//! What is delivered is written by the domain, in the transaction of the change that
+//! caused it (`jobboard_domain::webhooks`, `jobboard_domain::mail`).
+
+#![forbid(unsafe_code)]
+
+pub mod mail;
+pub mod outbox;
+pub mod webhooks;
+
+/// Installs the TLS crypto provider (ring) used by outgoing HTTPS; safe to call repeatedly.
+pub fn init_tls() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
