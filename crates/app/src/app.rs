@@ -36,6 +36,8 @@ pub struct App {
     pub key_lookups: Arc<jobboard_store::coalesce::Coalescer<(Vec<u8>, bool), KeyLookup>>,
     /// Counts the scheduler's completed passes, so callers can await one.
     pub scheduler_passes: watch::Sender<u64>,
+    /// When the scheduler's occasional steps (pruning, retention) last ran on this node.
+    pub cadence: jobboard_core::clock::Cadence,
     /// True once the background upgrade work (see
     /// [`jobboard_domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
@@ -113,6 +115,7 @@ impl App {
             ),
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
+            cadence: Default::default(),
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
             views: Mutex::new(Vec::new()),

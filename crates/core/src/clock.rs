@@ -3,8 +3,9 @@
 //! limits, retry schedules) can be tested without waiting. Clones share one offset.
 
 use std::{
+    collections::HashMap,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicI64, Ordering},
     },
     time::Duration,
@@ -47,6 +48,30 @@ impl Clock {
     }
 }
 
+/// When each of a service's occasional steps last ran, so that a loop that wakes every
+/// second runs them only every so often, by the service's clock. Each service keeps its
+/// own: several services in one process (tests) do not hold each other's steps back.
+#[derive(Debug, Default)]
+pub struct Cadence {
+    last: Mutex<HashMap<&'static str, Ts>>,
+}
+
+impl Cadence {
+    /// True, and noted as run at `now`, when `step` has not run in the `every` before
+    /// `now` (the first time: true).
+    pub fn due(&self, step: &'static str, now: Ts, every: Duration) -> bool {
+        let every = i64::try_from(every.as_micros()).unwrap_or(i64::MAX);
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        match last.get(step) {
+            Some(t) if now.micros().saturating_sub(t.micros()) < every => false,
+            _ => {
+                last.insert(step, now);
+                true
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +92,21 @@ mod tests {
         assert_eq!(c.now(), t);
         c.advance(Duration::from_secs(60));
         assert_eq!(c.now(), t.later_by(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn a_step_is_due_once_per_period() {
+        let t = Ts::parse("2030-01-01T00:00:00Z").unwrap();
+        let hour = Duration::from_secs(3600);
+        let c = Cadence::default();
+        assert!(c.due("prune", t, hour), "the first time");
+        assert!(!c.due("prune", t.later_by(Duration::from_secs(3599)), hour));
+        assert!(c.due("other", t, hour), "each step has its own");
+        assert!(c.due("prune", t.later_by(hour), hour));
+        assert!(!c.due("prune", t.later_by(hour), hour));
+        assert!(
+            Cadence::default().due("prune", t, hour),
+            "each service has its own"
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
-//! records whose `cancelAt` has come, employers' expiry reminders, job alerts, the audit
-//! log's retention).
+//! records whose `cancelAt` has come, employers' expiry reminders, job alerts), and the
+//! occasional pruning of the search indexes' change log (every minute), the audit log and
+//! the webhook delivery log (hourly), each paced by the node's [`App::cadence`].
+//!
+//! [`App::cadence`]: crate::app::App::cadence
 //!
 //! Every step is an ordinary storage call that moves records whose moment has passed,
 //! each in its own transaction together with its events, guarded by the record's current
@@ -16,6 +19,11 @@ use crate::app::AppState;
 
 /// How often the scheduler looks for due transitions.
 pub const PERIOD: Duration = Duration::from_secs(1);
+/// How often the change log of the search indexes is pruned.
+const MINUTE: Duration = Duration::from_secs(60);
+/// How often the audit log and the delivery log are pruned (each node; the first pass
+/// after a start prunes at once).
+const HOUR: Duration = Duration::from_secs(3600);
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
@@ -37,27 +45,32 @@ pub async fn tick(app: &AppState) -> u64 {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "expiry reminder step failed"),
     }
-    if let Err(e) = jobboard_domain::jobs::indexes::prune_changes(&app.db, now).await {
+    if app.cadence.due("job changes", now, MINUTE)
+        && let Err(e) = jobboard_domain::jobs::indexes::prune_changes(&app.db, now).await
+    {
         tracing::warn!(error = ?e, "job change pruning step failed");
     }
-    if let Err(e) =
-        jobboard_domain::audit::prune_due(&app.db, now, app.config.audit_keep_days).await
+    if app.cadence.due("audit log", now, HOUR)
+        && let Err(e) =
+            jobboard_domain::audit::prune_due(&app.db, now, app.config.audit_keep_days).await
     {
         tracing::warn!(error = ?e, "audit log pruning step failed");
     }
-    match jobboard_domain::retention::purge_delivery_log(
-        &app.db,
-        now,
-        app.config.webhooks.delivery_log_days,
-    )
-    .await
-    {
-        Ok(0) => {}
-        Ok(n) => tracing::info!(
-            deleted = n,
-            "webhook deliveries past the log's retention deleted"
-        ),
-        Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
+    if app.cadence.due("delivery log", now, HOUR) {
+        match jobboard_domain::retention::purge_delivery_log(
+            &app.db,
+            now,
+            app.config.webhooks.delivery_log_days,
+        )
+        .await
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                deleted = n,
+                "webhook deliveries past the log's retention deleted"
+            ),
+            Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
+        }
     }
     match jobboard_domain::alerts::run(&app.db, now, app.config.alert_hour).await {
         Ok(n) => moved += n,

@@ -107,19 +107,10 @@ pub async fn prune(db: &Db, before: Ts) -> Result<u64> {
     }
 }
 
-/// The scheduler's step: deletes entries older than `keep_days` (0: none), at most once
-/// an hour per process; how many.
+/// The scheduler's step (hourly): deletes entries older than `keep_days` (0: none); how
+/// many.
 pub async fn prune_due(db: &Db, now: Ts, keep_days: u32) -> Result<u64> {
-    use std::sync::atomic::{AtomicI64, Ordering};
-    static LAST: AtomicI64 = AtomicI64::new(i64::MIN);
-    const HOUR: i64 = 3_600_000_000;
-    let last = LAST.load(Ordering::Relaxed);
-    if keep_days == 0
-        || now.micros().saturating_sub(last) < HOUR
-        || LAST
-            .compare_exchange(last, now.micros(), Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-    {
+    if keep_days == 0 {
         return Ok(0);
     }
     let keep = std::time::Duration::from_secs(u64::from(keep_days) * 86_400);

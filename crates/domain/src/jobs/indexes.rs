@@ -619,18 +619,9 @@ pub async fn warm(db: &Db) -> DbResult<()> {
     Ok(())
 }
 
-/// Deletes changes older than a day (a step of the scheduler, run at most once a
-/// minute per process); returns how many.
+/// Deletes changes older than a day (a step of the scheduler, every minute); returns how
+/// many.
 pub async fn prune_changes(db: &Db, now: Ts) -> DbResult<u64> {
-    static LAST: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
-    let last = LAST.load(Ordering::Relaxed);
-    if now.micros().saturating_sub(last) < 60_000_000
-        || LAST
-            .compare_exchange(last, now.micros(), Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-    {
-        return Ok(0);
-    }
     let before = Ts::from_micros(now.micros() - KEEP_CHANGES);
     Ok(crate::dispatch!(db.writer(), p => {
         sqlx::query("DELETE FROM job_changes WHERE at < $1")
