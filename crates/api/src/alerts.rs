@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::{Auth, Query, docs::Pagination, extract::path_id};
 use jobboard_app::app::AppState;
 use jobboard_app::error::ApiResult;
+use jobboard_core::text::csv_field;
 use jobboard_domain::{
     Error, Ts,
     alerts::{self, Alert, AlertListQuery},
@@ -89,21 +90,6 @@ async fn list_alerts(
         },
         data: page.rows,
     }))
-}
-
-/// A CSV field: quoted when needed, and kept from being read as a formula by
-/// spreadsheets (a leading `=`, `+`, `-`, `@` gets a `'`).
-fn csv_field(s: &str) -> String {
-    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    };
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
-    }
 }
 
 fn when(t: Option<Ts>) -> String {
@@ -190,18 +176,4 @@ async fn delete_alert(
     Ok(Json(AlertDeletedOut {
         data: AlertDeleted { id, deleted: true },
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_field;
-
-    #[test]
-    fn csv_fields_are_quoted_and_defused() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("=SUM(A1)"), "'=SUM(A1)");
-        assert_eq!(csv_field("+1,2"), "\"'+1,2\"");
-    }
 }

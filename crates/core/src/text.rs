@@ -48,9 +48,24 @@ pub fn is_latin(c: char) -> bool {
     matches!(c as u32, 0xC0..=0x24F | 0x1E00..=0x1EFF) && c.is_alphabetic()
 }
 
+/// A CSV field: quoted when needed, and kept from being read as a formula by
+/// spreadsheets (a leading `=`, `+`, `-`, `@`, tab or carriage return gets a `'`).
+pub fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::slugify;
+    use super::{csv_field, slugify};
 
     #[test]
     fn slugs() {
@@ -64,5 +79,14 @@ mod tests {
         assert_eq!(slugify("日本語", 80), "");
         assert_eq!(slugify("aaaa bbbb", 6), "aaaa-b");
         assert_eq!(slugify("aaaa bbbb", 5), "aaaa");
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_and_defused() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("=SUM(A1)"), "'=SUM(A1)");
+        assert_eq!(csv_field("+1,2"), "\"'+1,2\"");
     }
 }

@@ -8,7 +8,7 @@
 
 use uuid::Uuid;
 
-use crate::{CategoryId, TextEnum, Ts};
+use crate::{CategoryId, MemberId, TextEnum, Ts};
 
 /// How a field is typed.
 #[derive(Debug, Clone, Copy)]
@@ -248,6 +248,12 @@ impl FormText for Uuid {
 }
 
 impl FormText for CategoryId {
+    fn form_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl FormText for MemberId {
     fn form_text(&self) -> String {
         self.to_string()
     }

@@ -126,6 +126,12 @@ impl Input {
         self.map.keys().cloned().collect()
     }
 
+    /// Sets field `name` to `value`, over anything sent (what the operation decides
+    /// itself, e.g. the owner of a member's job).
+    pub fn set(&mut self, name: &str, value: Value) {
+        self.map.insert(name.to_string(), value);
+    }
+
     /// True when field `name` was sent (as any value, `null` included) and not read yet.
     pub fn has(&self, name: &str) -> bool {
         self.map.contains_key(name)

@@ -6,6 +6,7 @@
 //! [`crate::request!`]), apply the rules, and call their resource's storage code, which
 //! writes the change and its events in one transaction. Nothing here knows HTTP.
 
+pub mod accounts;
 pub mod alerts;
 pub mod analytics;
 pub mod applications;

@@ -5,16 +5,17 @@
 
 use std::time::Duration;
 
-use crate::{Result, Ts, applications, db::Db, sessions, two_factor, users, webhooks};
+use crate::{Result, Ts, accounts, applications, db::Db, sessions, two_factor, users, webhooks};
 
-/// Deletes the sign-in records past their time: ended sessions and finished attempt
-/// windows, spent or expired setup links, pending second steps, and password reset
-/// links. Returns how many rows went.
+/// Deletes the sign-in records past their time: ended sessions (staff's and members')
+/// and finished attempt windows, spent or expired setup links, pending second steps,
+/// password reset links and members' sign-in links. Returns how many rows went.
 pub async fn purge_sign_in(db: &Db, now: Ts, policy: &sessions::Policy) -> Result<u64> {
     Ok(sessions::purge(db, now, policy).await?
         + users::setup::purge(db, now).await?
         + two_factor::purge(db, now).await?
-        + users::reset::purge(db, now).await?)
+        + users::reset::purge(db, now).await?
+        + accounts::purge(db, now, policy).await?)
 }
 
 /// Rows deleted by one statement of a purge: small, so that no purge holds the write

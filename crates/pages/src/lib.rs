@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod account;
 pub mod assets;
 pub mod board;
 pub mod dashboard;
@@ -31,5 +32,6 @@ pub fn routes(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(assets::routes())
         .merge(board::routes())
+        .merge(account::routes())
         .merge(dashboard::routes(state))
 }

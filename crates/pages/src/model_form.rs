@@ -3,7 +3,8 @@
 //! both read a posted form into the body the API takes with the same conversions (prose
 //! into paragraphs, currency codes upper case, a zone-less date and time as UTC). A door
 //! only chooses which fields it shows (staff-only ones are the dashboard's) and whether
-//! an empty box clears a stored value (the dashboard edits; the board only creates).
+//! an empty box clears a stored value (the dashboard and a member's account edit; the
+//! board only creates).
 
 use std::collections::HashMap;
 
@@ -22,9 +23,11 @@ use super::{
 /// Who fills the form in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Door {
-    /// Visitors of the board (and members): no staff-only fields or choices; the form
-    /// creates.
+    /// Visitors of the board: no staff-only fields or choices; the form creates.
     Public,
+    /// A signed-in member (an employer): no staff-only fields, but every choice (they
+    /// read their own applications); the form creates and edits.
+    Member,
     /// An organization's staff: every field; the form creates and edits.
     Staff,
 }
@@ -71,12 +74,12 @@ fn choices(field: &Field, door: Door, categories: &[Category]) -> Option<Vec<Cho
             out.extend(
                 values()
                     .into_iter()
-                    .filter(|(_, _, public)| door == Door::Staff || *public)
+                    .filter(|(_, _, public)| door != Door::Public || *public)
                     .map(|(v, l, _)| Choice::new(v, l)),
             );
         }
         Choices::Categories => {
-            if categories.is_empty() && door == Door::Public {
+            if categories.is_empty() && door != Door::Staff {
                 return None;
             }
             out.push(Choice::new("", "No category"));
@@ -147,7 +150,7 @@ pub fn fieldsets(
 
 /// How a field's box becomes a JSON value on `door`.
 fn form_value(field: &Field, door: Door) -> FormValue {
-    let edits = door == Door::Staff;
+    let edits = door != Door::Public;
     match (field.input, field.class) {
         (Input::Checkbox, _) => FormValue::Checkbox,
         (Input::Number, _) if edits => FormValue::ClearableNumber,

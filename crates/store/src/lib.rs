@@ -585,6 +585,7 @@ where
 pub enum Owned {
     Jobs,
     Categories,
+    Members,
 }
 
 /// The ids among `ids` that are rows of `table` belonging to this organization, in one query
@@ -602,6 +603,8 @@ where
         // read every row of the organization).
         Owned::Jobs => "SELECT id FROM jobs WHERE org_id + 0 = ",
         Owned::Categories => "SELECT id FROM categories WHERE org_id + 0 = ",
+        // The primary key is (org_id, id).
+        Owned::Members => "SELECT id FROM members WHERE org_id = ",
     };
     dispatch!(db.reader(), p => {
         let mut qb = sqlx::QueryBuilder::new(select);

@@ -57,6 +57,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(35, "0035_two_factor"),
     migration!(36, "0036_retention"),
     migration!(37, "0037_delivery_log_retention"),
+    migration!(38, "0038_member_accounts"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -99,6 +99,17 @@ fn verify(key: &[u8], token: &str) -> Option<Uuid> {
     Some(id)
 }
 
+/// The path of the page that manages and stops alert `id` (what its mails link to).
+pub async fn manage_path(db: &Db, id: Uuid) -> Result<String> {
+    let key = link_key(db).await?;
+    Ok(format!("/alerts/unsubscribe/{}", sign(&key, id)))
+}
+
+/// An alert's filters in words ("every new job", "search: rust; remote").
+pub fn described(query: &str) -> String {
+    mail::describe(query)
+}
+
 /// What links and mails need of the organization.
 #[derive(sqlx::FromRow)]
 struct Board {

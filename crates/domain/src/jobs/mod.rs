@@ -249,6 +249,17 @@ async fn check_category(
             "No category with this id exists in the organization.",
         );
     }
+    if let Field::Value(id) = changes.owner_user_id
+        && owned_ids(db, Owned::Members, org_id, &[id])
+            .await?
+            .is_empty()
+    {
+        body.error(
+            "owner_user_id",
+            "not_found",
+            "No member with this id exists in the organization.",
+        );
+    }
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::{
-    CategoryId, JobId, Ts,
+    CategoryId, JobId, MemberId, Ts,
     form::{Field, Group, Labelled},
     form_text_enum,
     kind::{Amount, Email, Enum, Flag, Id, Instant, Line, Link, Text, Trimmed, UpperCurrency},
@@ -153,6 +153,16 @@ model! {
                 .hint("For candidates’ questions; shown on the job page.")
                 .group(Group::Applications)
                 .autocomplete("email")
+                .no_ld(),
+        /// The member who owns the job: posted it from their account on the board, and
+        /// sees, edits, closes and renews it there. A member of the organization; `null`
+        /// clears it. Cleared when the member is deleted (the job stays).
+        #[schema(value_type = Option<Uuid>)]
+        write owner_user_id: Option<MemberId> = optional Id<MemberId>
+            => Field::line("Owner (member id)")
+                .hint("The id of the member who owns the job and manages it from their account; blank for none.")
+                .group(Group::Listing)
+                .staff_only()
                 .no_ld(),
         /// When the job stops being listed; it then moves to `expired` by itself.
         write expires_at: Option<Ts> = optional Instant

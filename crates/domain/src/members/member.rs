@@ -57,7 +57,7 @@ pub(super) fn updated(stored: &Member, req: &MemberSyncIn) -> Member {
 }
 
 /// The part of an address before the at-sign: the default name.
-fn local_part(email: &str) -> String {
+pub(super) fn local_part(email: &str) -> String {
     email.split('@').next().unwrap_or(email).to_string()
 }
 

@@ -14,7 +14,10 @@ mod store;
 pub use member::same_address;
 pub use model::*;
 
-use crate::{Error, Input, MemberId, OrgId, Result, Ts, db::Db};
+use crate::{
+    Error, Input, MemberId, OrgId, Result, Ts,
+    db::{Db, Tx, events as outbox},
+};
 
 /// Creates or updates a member from a `POST /members/sync` body, with its `access` and
 /// `payment` blocks when sent. Matches by `userId` when it names a member of the
@@ -85,4 +88,48 @@ pub async fn payments_of(db: &Db, org_id: OrgId, user_id: MemberId) -> Result<Ve
 /// Every payment of the organization, oldest first.
 pub async fn payments(db: &Db, org_id: OrgId) -> Result<Vec<Payment>> {
     Ok(store::payments(db, org_id, None).await?)
+}
+
+/// The member of `org_id` whose address is `email` (see [`same_address`]), read in `tx`.
+pub(crate) async fn member_in(tx: &mut Tx, org_id: OrgId, email: &str) -> Result<Option<Member>> {
+    Ok(store::member_by_email(tx, org_id, email).await?)
+}
+
+/// Creates a member of `org_id` in `tx` (signing up on the board), with `user.created` as
+/// a sync that creates a member emits it. Its name is the part of the address before the
+/// at-sign until the member or a sync changes it.
+pub(crate) async fn create_in(
+    tx: &mut Tx,
+    org_id: OrgId,
+    email: &str,
+    role: Role,
+    approval_status: ApprovalStatus,
+) -> Result<Member> {
+    let now = tx.now();
+    let m = Member {
+        id: MemberId(uuid::Uuid::now_v7()),
+        organization_id: org_id,
+        email: email.to_string(),
+        name: member::local_part(email),
+        role,
+        approval_status,
+        profile_picture: None,
+        description: None,
+        custom_fields: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store::save_member(tx, &m, true).await?;
+    outbox::emit_event(tx, org_id, &events::user_created(&m)).await?;
+    Ok(m)
+}
+
+/// Deletes member `m` in `tx` as `members/access`'s `delete_member` does (its access
+/// records, sessions and saved jobs go; its payments and jobs stay without it), with
+/// `user.deleted`.
+pub(crate) async fn delete_in(tx: &mut Tx, org_id: OrgId, m: &Member) -> Result<()> {
+    let now = tx.now();
+    store::delete_member(tx, org_id, m, now).await?;
+    outbox::emit_event(tx, org_id, &events::user_deleted(m)).await?;
+    Ok(())
 }

@@ -169,12 +169,15 @@ async fn named_member(tx: &mut Tx, org_id: OrgId, req: &AccessActionIn) -> Resul
     }
 }
 
-/// Removes the member and its access records; its payments stay, with no member.
-async fn delete_member(tx: &mut Tx, org_id: OrgId, m: &Member, now: Ts) -> DbResult<()> {
+/// Removes the member and its access records (its sessions and saved jobs go with it);
+/// its payments stay, with no member, and the jobs it owns stay, with no owner.
+pub(super) async fn delete_member(tx: &mut Tx, org_id: OrgId, m: &Member, now: Ts) -> DbResult<()> {
     dispatch_tx!(tx, t => {
         sqlx::query("UPDATE payments SET user_id = NULL, updated_at = $3 WHERE org_id = $1 AND user_id = $2")
             .bind(org_id).bind(m.id).bind(now).execute(&mut **t).await?;
         sqlx::query("DELETE FROM member_access WHERE org_id = $1 AND user_id = $2")
+            .bind(org_id).bind(m.id).execute(&mut **t).await?;
+        sqlx::query("UPDATE jobs SET owner_user_id = NULL WHERE org_id = $1 AND owner_user_id = $2")
             .bind(org_id).bind(m.id).execute(&mut **t).await?;
         sqlx::query("DELETE FROM members WHERE org_id = $1 AND id = $2")
             .bind(org_id).bind(m.id).execute(&mut **t).await?;
@@ -349,7 +352,11 @@ async fn member_by_id(tx: &mut Tx, org_id: OrgId, id: MemberId) -> DbResult<Opti
 
 /// The member whose address is `email`, compared by [`links::email_identity`] (the
 /// stored `email_lower` column, under a unique index per organization).
-async fn member_by_email(tx: &mut Tx, org_id: OrgId, email: &str) -> DbResult<Option<Member>> {
+pub(super) async fn member_by_email(
+    tx: &mut Tx,
+    org_id: OrgId,
+    email: &str,
+) -> DbResult<Option<Member>> {
     let sql = format!(
         "SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND email_lower = $2{}",
         lock(tx)
@@ -365,7 +372,7 @@ async fn member_by_email(tx: &mut Tx, org_id: OrgId, email: &str) -> DbResult<Op
 }
 
 /// Stores a member: inserted when `new`, else updated.
-async fn save_member(tx: &mut Tx, m: &Member, new: bool) -> DbResult<()> {
+pub(super) async fn save_member(tx: &mut Tx, m: &Member, new: bool) -> DbResult<()> {
     save_row!(tx, "members", new new, conflict "org_id, id", keep [id, org_id, created_at], {
         id: m.id,
         org_id: m.organization_id,

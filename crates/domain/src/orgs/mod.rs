@@ -15,9 +15,37 @@ use utoipa::openapi::{
 use crate::{
     Error, Input, OrgId, Result, Ts,
     db::Db,
-    kind::{self, Check, Flag, Int, Kind, Link, Matching, Text, TextRule, Trimmed, type_error},
+    kind::{
+        self, Check, Enum, Flag, Int, Kind, Link, Matching, Text, TextRule, Trimmed, type_error,
+    },
     request,
 };
+
+/// The member switches' closed sets (in a module of their own: their codecs name the
+/// standard `Result`).
+mod switches {
+    use crate::text_enum;
+
+    text_enum!(
+        /// Who may become a member by signing in on the board: any address (`open`), or only
+        /// addresses that already are members (`closed`, the default).
+        MemberSignup { Open = "open", Closed = "closed" }
+    );
+
+    text_enum!(
+        /// Whether a member who signs up is approved at once (`auto`, the default) or waits
+        /// for staff as `pending` (`manual`).
+        MemberApproval { Auto = "auto", Manual = "manual" }
+    );
+
+    text_enum!(
+        /// What a member's new or edited job becomes: `pending` until staff approve it (the
+        /// default), or `active` at once (the organization trusts its members).
+        MemberPosts { Pending = "pending", Active = "active" }
+    );
+}
+
+pub use switches::{MemberApproval, MemberPosts, MemberSignup};
 
 /// A pending claim of a domain.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -50,6 +78,12 @@ pub struct Org {
     pub mail_applications: bool,
     /// Applications are deleted this many days after they were made; 0: kept.
     pub keep_applications_days: i64,
+    /// Who may sign up on the board.
+    pub member_signup: MemberSignup,
+    /// Whether new members wait for staff.
+    pub member_approval: MemberApproval,
+    /// What members' new and edited jobs become.
+    pub member_posts: MemberPosts,
     pub created_at: Ts,
 }
 
@@ -147,6 +181,12 @@ request! {
         /// Delete applications this many days after they were made (0 to 3650; 0: keep
         /// them for as long as the organization exists).
         pub keep_applications_days: not_null Int<0, 3650>,
+        /// Who may sign up on the board: `open` or `closed`.
+        pub member_signup: not_null Enum<MemberSignup>,
+        /// Whether new members wait for staff: `auto` or `manual`.
+        pub member_approval: not_null Enum<MemberApproval>,
+        /// What members' new and edited jobs become: `pending` or `active`.
+        pub member_posts: not_null Enum<MemberPosts>,
     }
 }
 
@@ -277,6 +317,15 @@ async fn update_checked(
     }
     if let Some(v) = c.mail_applications {
         org.mail_applications = v;
+    }
+    if let Some(v) = c.member_signup {
+        org.member_signup = v;
+    }
+    if let Some(v) = c.member_approval {
+        org.member_approval = v;
+    }
+    if let Some(v) = c.member_posts {
+        org.member_posts = v;
     }
     let org = match store::update(db, &org).await {
         Err(e) if e.is_unique() => return Err(domain_taken()),

@@ -8,7 +8,8 @@ use crate::{
 };
 
 const COLUMNS: &str = "id, name, domain, tagline, logo_url, accent_color, public_posting, \
-     mail_job_live, mail_expiry_days, mail_applications, keep_applications_days, created_at";
+     mail_job_live, mail_expiry_days, mail_applications, keep_applications_days, member_signup, \
+     member_approval, member_posts, created_at";
 
 pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResult<Org> {
     let sql = format!(
@@ -28,7 +29,8 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
     let sql = format!(
         "UPDATE organizations SET name = $2, domain = $3, tagline = $4, logo_url = $5, \
          accent_color = $6, public_posting = $7, mail_job_live = $8, mail_expiry_days = $9, \
-         mail_applications = $10, keep_applications_days = $11 WHERE id = $1 RETURNING {COLUMNS}"
+         mail_applications = $10, keep_applications_days = $11, member_signup = $12, \
+         member_approval = $13, member_posts = $14 WHERE id = $1 RETURNING {COLUMNS}"
     );
     Ok(dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -43,6 +45,9 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
             .bind(o.mail_expiry_days)
             .bind(o.mail_applications)
             .bind(o.keep_applications_days)
+            .bind(o.member_signup)
+            .bind(o.member_approval)
+            .bind(o.member_posts)
             .fetch_one(p)
             .await?
     }))
@@ -80,7 +85,8 @@ pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board
     let sql = concat!(
         "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
          o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, \
-         o.keep_applications_days, o.created_at, ",
+         o.keep_applications_days, o.member_signup, o.member_approval, o.member_posts, \
+         o.created_at, ",
         crate::job_list_version!("o.id"),
         " AS version FROM organizations o \
          WHERE o.id = COALESCE((SELECT id FROM organizations WHERE domain = $1), 1)"

@@ -3,6 +3,7 @@
 
 mod backup;
 mod keys;
+mod members;
 mod orgs;
 mod plans;
 mod serve;
@@ -40,6 +41,9 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::KeysCmd),
+    /// Act on members of an organization's board.
+    #[command(subcommand)]
+    Members(members::MembersCmd),
     /// Manage plans (what members subscribe to).
     #[command(subcommand)]
     Plans(plans::PlansCmd),
@@ -80,6 +84,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Orgs(cmd) => orgs::run(&open(&config).await?, &config, cmd).await,
         Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
+        Command::Members(cmd) => members::run(&open(&config).await?, cmd).await,
         Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,
     }
 }

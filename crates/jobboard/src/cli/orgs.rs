@@ -59,6 +59,18 @@ pub enum OrgsCmd {
         /// scheduler deletes what is older, in small batches).
         #[arg(long)]
         keep_applications_days: Option<i64>,
+        /// Who may sign up on the board: open (any address; a link by mail creates the
+        /// member) or closed (only existing members sign in).
+        #[arg(long, value_parser = ["open", "closed"])]
+        member_signup: Option<String>,
+        /// Whether members who sign up are approved at once (auto) or wait for staff in
+        /// the dashboard (manual).
+        #[arg(long, value_parser = ["auto", "manual"])]
+        member_approval: Option<String>,
+        /// What members' new and edited jobs become: pending (until staff approve them)
+        /// or active (the organization trusts its members).
+        #[arg(long, value_parser = ["pending", "active"])]
+        member_posts: Option<String>,
         /// Require two-factor sign-in of every staff user: on or off. Users without it
         /// set it up at their next sign-in before they get a session.
         #[arg(long = "require-2fa", value_parser = ["on", "off"])]
@@ -84,6 +96,9 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             mail_expiry_days,
             mail_applications,
             keep_applications_days,
+            member_signup,
+            member_approval,
+            member_posts,
             require_2fa,
         } => {
             let mut changes = Map::new();
@@ -111,6 +126,15 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             ] {
                 if let Some(v) = value {
                     changes.insert(field.into(), (v == "on").into());
+                }
+            }
+            for (field, value) in [
+                ("member_signup", member_signup),
+                ("member_approval", member_approval),
+                ("member_posts", member_posts),
+            ] {
+                if let Some(v) = value {
+                    changes.insert(field.into(), v.into());
                 }
             }
             if let Some(v) = mail_expiry_days {

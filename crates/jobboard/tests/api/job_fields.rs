@@ -19,6 +19,7 @@ use jobboard_domain::{
 
 backends!(
     every_door_shows_the_models_fields,
+    a_members_forms_show_the_models_fields,
     the_structured_data_follows_the_model
 );
 
@@ -110,12 +111,38 @@ async fn every_door_shows_the_models_fields(b: Backend) {
         .collect();
     assert_eq!(
         staff_only,
-        ["is_highlighted", "is_sticky", "expires_at", "status"]
+        [
+            "is_highlighted",
+            "is_sticky",
+            "owner_user_id",
+            "expires_at",
+            "status"
+        ]
+    );
+}
+
+/// A member's post and edit forms show the board's fields (every field but the
+/// staff-only ones), in the model's fieldsets.
+async fn a_members_forms_show_the_models_fields(b: Backend) {
+    let sink = crate::smtp_sink::SmtpSink::start().await;
+    let t = crate::accounts::spawn(b, &sink, "closed", "auto", "active").await;
+    let fields = Job::form_fields();
+    t.post("/categories", json!({"name": "Engineering"}))
+        .await
+        .expect(201);
+    crate::accounts::member(&t, "boss@example.com", "employer", "approved").await;
+    let m = crate::accounts::signed_in(&t, &sink, "boss@example.com", None).await;
+    let page = m.get("/account/jobs/new").await;
+    page.expect(200);
+    assert_eq!(
+        controls(&page.html(), "form.post-form"),
+        drawn(&fields, false),
+        "a member's post form"
     );
 }
 
 /// A value for every client-writable field of a job that is listed.
-fn full_body(category: &str) -> Value {
+fn full_body(category: &str, owner: &str) -> Value {
     json!({
         "title": "Senior engineer",
         "description": "<p>Build <strong>things</strong>.</p>",
@@ -136,6 +163,7 @@ fn full_body(category: &str) -> Value {
         "salary_currency": "EUR",
         "salary_period": "yearly",
         "contact_email": "jobs@acme.example",
+        "owner_user_id": owner,
         "expires_at": "2099-01-01T00:00:00Z",
         "status": "active",
     })
@@ -167,7 +195,14 @@ async fn the_structured_data_follows_the_model(b: Backend) {
     let fields = Job::form_fields();
     let category = t.post("/categories", json!({"name": "Engineering"})).await;
     category.expect(201);
-    let body = full_body(category.body["data"]["id"].as_str().unwrap());
+    let owner = t
+        .post("/members/sync", json!({"email": "owner@example.com"}))
+        .await;
+    owner.expect(201);
+    let body = full_body(
+        category.body["data"]["id"].as_str().unwrap(),
+        owner.body["data"]["member"]["id"].as_str().unwrap(),
+    );
     let sent: Vec<&str> = body
         .as_object()
         .unwrap()

@@ -2,6 +2,7 @@
 
 mod common;
 
+mod accounts;
 mod alerts;
 mod analytics;
 mod analytics_visitors;

@@ -21,7 +21,7 @@ use crate::{
 pub(super) const TRAP: &str = "reference_code";
 
 /// The outcome of [`screen`].
-pub(super) enum Screened {
+pub(crate) enum Screened {
     /// Store it.
     Passed,
     /// The token is missing, wrong or too old: show the form again with what was typed.
@@ -32,7 +32,7 @@ pub(super) enum Screened {
 
 /// Screens a submission of the form bound to `binding`; `unsaved` ends the refusal
 /// messages ("the job was not saved").
-pub(super) async fn screen(
+pub(crate) async fn screen(
     app: &AppState,
     site: &Site,
     headers: &HeaderMap,
@@ -86,7 +86,7 @@ pub(super) async fn screen(
 }
 
 /// A fresh token of the form bound to `binding`.
-pub(super) async fn token(app: &AppState, binding: &str) -> Result<String, PageError> {
+pub(crate) async fn token(app: &AppState, binding: &str) -> Result<String, PageError> {
     let key = app.form_key().await?;
     Ok(forms::token(key, binding, app.clock.now().unix_seconds()))
 }

@@ -17,7 +17,7 @@ mod cms;
 mod cms_submit;
 mod feeds;
 mod format;
-mod gate;
+pub(crate) mod gate;
 mod home;
 mod job;
 mod jsonld;
@@ -194,7 +194,7 @@ pub(super) fn respond(rendered: Rendered, req: &HeaderMap, site: &Site, kind: Ki
 
 /// What the board's layout (`templates/board/layout.html`) shows around every page.
 #[derive(Debug, Clone)]
-pub(super) struct Frame {
+pub(crate) struct Frame {
     pub name: String,
     pub tagline: Option<String>,
     /// An https logo (others would break the page's policy or mix content).

@@ -21,7 +21,7 @@ fn secure(app: &App) -> bool {
 }
 
 /// The cookie's name: `__Host-` prefixed when cookies are `Secure`.
-pub(super) fn cookie_name(app: &App, base: &str) -> String {
+pub(crate) fn cookie_name(app: &App, base: &str) -> String {
     if secure(app) {
         format!("__Host-{base}")
     } else {
@@ -30,7 +30,7 @@ pub(super) fn cookie_name(app: &App, base: &str) -> String {
 }
 
 /// A `Set-Cookie` value: `value` for the browser session, or removal when `None`.
-pub(super) fn set_cookie(app: &App, base: &str, value: Option<&str>) -> HeaderValue {
+pub(crate) fn set_cookie(app: &App, base: &str, value: Option<&str>) -> HeaderValue {
     let name = cookie_name(app, base);
     let secure = if secure(app) { "; Secure" } else { "" };
     let v = match value {
@@ -41,7 +41,7 @@ pub(super) fn set_cookie(app: &App, base: &str, value: Option<&str>) -> HeaderVa
 }
 
 /// The value of cookie `name` in the request.
-pub(super) fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()

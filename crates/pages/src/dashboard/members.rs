@@ -8,12 +8,12 @@ use axum::{
     response::Response,
 };
 
-use super::{Nav, Staff, chrome, params, path_id, render, when};
+use super::{Nav, Posted, Staff, chrome, params, path_id, render, session::see_other, when};
 use crate::{error::PageError, page::Chrome};
 use jobboard_app::app::AppState;
 use jobboard_domain::{
-    MemberId, QueryInput, Ts,
-    members::{self, Access, Member, MemberListQuery, Payment, opens_paywall},
+    Input, MemberId, QueryInput, Ts,
+    members::{self, Access, ApprovalStatus, Member, MemberListQuery, Payment, opens_paywall},
     plans,
 };
 
@@ -218,4 +218,32 @@ pub async fn show(
         payments,
         paywall: record.has_valid_paywall_subscription,
     })
+}
+
+/// `POST /dashboard/members/{id}/approval` (`approval_status`: `approved` or
+/// `rejected`): staff admit a member who signed up, or turn them away, as a sync that
+/// sends `approvalStatus` does (and with what it emits).
+pub async fn set_approval(
+    State(app): State<AppState>,
+    Path(raw): Path<String>,
+    posted: Posted,
+) -> Result<Response, PageError> {
+    let id: MemberId = path_id(&raw)?;
+    let org = posted.staff.org_id();
+    let status = posted
+        .form
+        .get("approval_status")
+        .and_then(ApprovalStatus::parse)
+        .ok_or_else(|| PageError::bad_request("Choose whether to approve the member."))?;
+    let record = members::lookup(&app.db, org, &id.to_string()).await?;
+    let mut body = serde_json::Map::new();
+    body.insert("email".into(), record.member.email.into());
+    body.insert("userId".into(), id.to_string().into());
+    body.insert("approvalStatus".into(), status.as_str().into());
+    members::sync(&app.db, org, Input::new(body)).await?;
+    tracing::info!(member_id = %id, user_id = %posted.staff.session.user_id, status = status.as_str(), "member approval set in the dashboard");
+    Ok(see_other(&format!(
+        "/dashboard/members/{id}?notice={}",
+        status.as_str()
+    )))
 }

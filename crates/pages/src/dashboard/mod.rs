@@ -21,7 +21,7 @@ mod audit;
 mod board;
 mod cms;
 mod cms_items;
-mod cookies;
+pub(crate) mod cookies;
 mod job_form;
 mod jobs;
 mod keys;
@@ -29,7 +29,7 @@ mod login;
 mod login_two_factor;
 mod members;
 mod reset;
-mod session;
+pub(crate) mod session;
 mod staff;
 mod two_factor;
 mod webhooks;
@@ -140,6 +140,10 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/dashboard/members/{id}",
             get(members::show).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/members/{id}/approval",
+            post(members::set_approval).fallback(only(POST)),
         )
         .route("/dashboard/cms", get(cms::list).fallback(only(READ)))
         .route(

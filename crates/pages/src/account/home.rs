@@ -1,0 +1,135 @@
+//! `GET /account`: the member's home: who they are, their plan and the job posts it has
+//! left, their jobs (employers), saved jobs and job alerts (with the links that stop
+//! them), and their data.
+
+use askama::Template;
+use axum::{
+    extract::{RawQuery, State},
+    response::{IntoResponse, Response},
+};
+
+use super::Member;
+use crate::{
+    board::Frame,
+    error::PageError,
+    page::{Chrome, Html},
+};
+use jobboard_app::app::AppState;
+use jobboard_domain::{
+    accounts::{self, posts, saved},
+    alerts::{self, AlertStatus},
+    members::{self, ApprovalStatus, Role},
+    plans,
+};
+
+pub(super) struct AlertRow {
+    pub described: String,
+    pub frequency: &'static str,
+    pub status: &'static str,
+    pub active: bool,
+    pub stop: String,
+}
+
+#[derive(Template)]
+#[template(path = "account/home.html")]
+struct HomePage {
+    chrome: Chrome,
+    frame: Frame,
+    here: &'static str,
+    employer: bool,
+    csrf: String,
+    notice: Option<String>,
+    email: String,
+    name: String,
+    role: &'static str,
+    approval: &'static str,
+    waiting: Option<&'static str>,
+    /// (plan, status, job posts left).
+    plans: Vec<(String, &'static str, i64)>,
+    job_count: i64,
+    saved_count: usize,
+    alerts: Vec<AlertRow>,
+}
+
+/// True when the member's role posts jobs (whether or not it is approved yet).
+pub(super) fn is_employer(m: &jobboard_domain::members::Member) -> bool {
+    matches!(m.role, Role::Employer | Role::Business | Role::Both)
+}
+
+/// `GET /account`
+pub async fn show(
+    State(app): State<AppState>,
+    member: Member,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, PageError> {
+    let (site, m) = (&member.site, &member.session.member);
+    let org = site.org.id;
+    let employer = is_employer(m);
+    let plan_names: std::collections::HashMap<_, _> = plans::list(&app.db, org)
+        .await?
+        .into_iter()
+        .map(|p| (p.id, p.name))
+        .collect();
+    let plans = members::access_of(&app.db, org, m.id)
+        .await?
+        .into_iter()
+        .rev()
+        .map(|a| {
+            (
+                plan_names
+                    .get(&a.plan_id)
+                    .cloned()
+                    .unwrap_or_else(|| a.plan_id.to_string()),
+                a.status.as_str(),
+                a.jobs_remaining,
+            )
+        })
+        .collect();
+    let job_count = if employer {
+        posts::page(&app.db, org, m, 1).await?.total
+    } else {
+        0
+    };
+    let saved_count = saved::list(&app.db, org, m).await?.len();
+    let mut rows = Vec::new();
+    for a in accounts::data::alerts_of(&app.db, org, &m.email).await? {
+        rows.push(AlertRow {
+            described: alerts::described(&a.query),
+            frequency: a.frequency.as_str(),
+            status: a.status.as_str(),
+            active: a.status != AlertStatus::Unsubscribed,
+            stop: alerts::manage_path(&app.db, a.id).await?,
+        });
+    }
+    let waiting = match m.approval_status {
+        ApprovalStatus::Approved => None,
+        ApprovalStatus::Pending => {
+            Some("The board has not approved your account yet. You can post jobs once it has.")
+        }
+        ApprovalStatus::Rejected => Some("The board did not approve your account."),
+    };
+    let notice = (raw.as_deref() == Some("welcome=1"))
+        .then(|| "Welcome: your account is made and you are signed in.".to_string());
+    let tpl = HomePage {
+        chrome: Chrome::new(format!("Your account – {}", site.org.name))
+            .with_theme(&site.theme.css),
+        frame: Frame::of(site, "/account"),
+        here: "home",
+        employer,
+        csrf: member.csrf.clone(),
+        notice,
+        email: m.email.clone(),
+        name: m.name.clone(),
+        role: m.role.as_str(),
+        approval: m.approval_status.as_str(),
+        waiting,
+        plans,
+        job_count,
+        saved_count,
+        alerts: rows,
+    };
+    Ok(Html::render(&tpl, Some(&site.theme.csp_hash))?
+        .cache_control("private, no-store")
+        .robots("noindex")
+        .into_response())
+}
