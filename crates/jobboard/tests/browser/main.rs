@@ -5,6 +5,7 @@
 //! The server runs on SQLite here (the pages are the same on PostgreSQL, where the
 //! integration tests cover them).
 
+mod accounts;
 mod alerts;
 #[path = "../api/common.rs"]
 mod common;
@@ -22,7 +23,7 @@ use harness::Browser;
 use serde_json::{Value, json};
 
 /// Creates an active job through the API; its slug.
-async fn job(t: &TestApp, body: Value) -> String {
+pub(crate) async fn job(t: &TestApp, body: Value) -> String {
     let mut body = body;
     let o = body.as_object_mut().unwrap();
     o.entry("description").or_insert(json!("<p>A job.</p>"));

@@ -56,6 +56,12 @@ fn binding(site: &Site) -> String {
     format!("board:{}:account-sign-in", site.org.id)
 }
 
+/// The time an accepted request for a link is answered in, whatever it found: a link
+/// mailed to a member costs a transaction that an unknown address does not, so the
+/// answer waits until this long after the request came, and neither the page nor its
+/// timing tells whether the address is a member's.
+const ANSWER_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// A page of a few lines and one link, in the board's frame.
 pub(super) fn message(
     site: &Site,
@@ -140,6 +146,7 @@ pub async fn request(
         }
         Screened::Refused(res) => return Ok(res),
     }
+    let started = tokio::time::Instant::now();
     let mut body = serde_json::Map::new();
     body.insert("email".into(), form.get("email").unwrap_or("").into());
     if site.org.member_signup == MemberSignup::Open
@@ -156,7 +163,9 @@ pub async fn request(
     )
     .await
     {
-        Ok(Requested::Accepted) => message(
+        Ok(Requested::Accepted) => {
+            tokio::time::sleep_until(started + ANSWER_AFTER).await;
+            message(
             &site,
             StatusCode::OK,
             "Check your mail",
@@ -168,7 +177,8 @@ pub async fn request(
                 "Nothing arrived? Look in your spam folder, or ask for a new link in a few minutes.".into(),
             ],
             ("/account/sign-in", "Ask for another link"),
-        ),
+        )
+        }
         Ok(Requested::Limited { retry_after }) => {
             let minutes = retry_after.as_secs().div_ceil(60).max(1);
             let mut res = message(
