@@ -11,6 +11,9 @@
 #   BENCH_SET=dashboard bench/jobs.sh    # the dashboard's heaviest pages (its jobs list,
 #                                        # analytics over 12 months) beside the API
 #                                        # (bench/dashboard.sh)
+#   BENCH_SET=accounts bench/jobs.sh     # the members' pages of an employer who owns 1,000
+#                                        # jobs and made 1,000 applications, signed in
+#                                        # through the mailed link (bench/accounts.sh)
 #   BENCH_SET=search bench/jobs.sh       # searches nobody ran before: a mix of 50,000
 #                                        # distinct searches with filters (search_mix.py),
 #                                        # each sent once, uncached; and the server's memory
@@ -126,6 +129,22 @@ DASHBOARD_ENDPOINTS=(
   "dashboard analytics, 30 days|/dashboard/analytics?period=30d|@COOKIE@"
 )
 if [ "${BENCH_SET:-api}" = dashboard ]; then ENDPOINTS=("${DASHBOARD_ENDPOINTS[@]}"); fi
+
+# The members' pages (BENCH_SET=accounts; @COOKIE@ is the session of an employer who owns
+# 1,000 jobs and made 1,000 applications, set up by bench/accounts_setup.py), beside the
+# API list. Account pages are never cached. The server gets an SMTP address but no worker,
+# so the sign-in mail waits in the outbox for the setup to read.
+ACCOUNTS_ENDPOINTS=(
+  "GET /api/jobs page 1, uncached (reference)|/api/jobs|Cache-Control: no-cache"
+  "account home|/account|@COOKIE@"
+  "account jobs, page 1 (50 of 1,000, with counts)|/account/jobs|@COOKIE@"
+  "account jobs, page 20 (the last)|/account/jobs?page=20|@COOKIE@"
+  "account export (1,000 jobs, 1,000 applications)|/account/export|@COOKIE@"
+)
+if [ "${BENCH_SET:-api}" = accounts ]; then
+  ENDPOINTS=("${ACCOUNTS_ENDPOINTS[@]}")
+  export JOBBOARD_SMTP_URL=smtp://127.0.0.1:9 JOBBOARD_MAIL_FROM=bench@example.test
+fi
 
 # First-time searches (BENCH_SET=search): the mix's requests are distinct searches with
 # filters, each sent once (every run starts at another part of the 50,000), and with
@@ -331,6 +350,11 @@ start_and_measure() {
   if [ "${BENCH_SET:-api}" = dashboard ]; then
     echo "== $backend: a staff user, its session, a year of analytics" >&2
     COOKIE=$(python3 "$BENCH_DIR/dashboard_setup.py" "$BIN" "$db" "$port" "$key" | tail -n 1)
+  fi
+  if [ "${BENCH_SET:-api}" = accounts ]; then
+    echo "== $backend: an employer with 1,000 jobs and 1,000 applications, signed in" >&2
+    COOKIE=$(python3 "$BENCH_DIR/accounts_setup.py" "$BIN" "$db" "$port" "$key" 2>"$WORK/plans.txt" | tail -n 1)
+    { echo; echo "### $backend, $JOBS jobs: query plans of the account pages"; echo; echo '```text'; cat "$WORK/plans.txt"; echo '```'; } | tee -a "$WORK/report.md"
   fi
   if [ "${BENCH_SET:-api}" = board ]; then
     echo "== $backend: sitemap memory" >&2

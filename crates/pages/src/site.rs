@@ -30,6 +30,8 @@ pub struct Site {
     /// The client's address (behind a trusted proxy, the forwarded one).
     pub client: Option<IpAddr>,
     pub theme: Theme,
+    /// Members can sign in (the service sends mail, which their sign-in needs).
+    pub accounts: bool,
 }
 
 impl Site {
@@ -122,6 +124,7 @@ impl FromRequestParts<AppState> for Site {
             host,
             client,
             theme,
+            accounts: app.db.outgoing().is_some(),
         })
     }
 }

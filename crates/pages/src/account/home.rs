@@ -47,7 +47,11 @@ struct HomePage {
     /// (plan, status, job posts left).
     plans: Vec<(String, &'static str, i64)>,
     job_count: i64,
+    /// The newest jobs: (title, status).
+    jobs: Vec<(String, &'static str)>,
     saved_count: usize,
+    /// The most recently saved: (title, slug).
+    saved: Vec<(String, String)>,
     alerts: Vec<AlertRow>,
 }
 
@@ -85,12 +89,25 @@ pub async fn show(
             )
         })
         .collect();
-    let job_count = if employer {
-        posts::page(&app.db, org, m, 1).await?.total
+    let (job_count, jobs) = if employer {
+        let first = posts::page(&app.db, org, m, 1).await?;
+        let newest = first
+            .jobs
+            .into_iter()
+            .take(5)
+            .map(|o| (o.job.title, o.job.status.as_str()))
+            .collect();
+        (first.total, newest)
     } else {
-        0
+        (0, Vec::new())
     };
-    let saved_count = saved::list(&app.db, org, m).await?.len();
+    let all_saved = saved::list(&app.db, org, m).await?;
+    let saved_count = all_saved.len();
+    let saved = all_saved
+        .into_iter()
+        .take(5)
+        .map(|s| (s.job.title, s.job.slug))
+        .collect();
     let mut rows = Vec::new();
     for a in accounts::data::alerts_of(&app.db, org, &m.email).await? {
         rows.push(AlertRow {
@@ -125,7 +142,9 @@ pub async fn show(
         waiting,
         plans,
         job_count,
+        jobs,
         saved_count,
+        saved,
         alerts: rows,
     };
     Ok(Html::render(&tpl, Some(&site.theme.csp_hash))?

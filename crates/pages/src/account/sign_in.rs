@@ -116,6 +116,13 @@ pub async fn show(
     site: Site,
     RawQuery(raw): RawQuery,
 ) -> Result<Html, PageError> {
+    if !site.accounts {
+        return Err(PageError::new(
+            StatusCode::NOT_FOUND,
+            "Members cannot sign in here",
+            "This board sends no mail, and members sign in with a link sent by mail.",
+        ));
+    }
     let notice = (raw.as_deref() == Some("ended=1"))
         .then(|| "Your session has ended. Sign in again to go on.".to_string());
     form_page(&app, &site, &FormData::default(), Vec::new(), notice).await

@@ -200,6 +200,8 @@ pub(crate) struct Frame {
     /// An https logo (others would break the page's policy or mix content).
     pub logo_url: Option<String>,
     pub public_posting: bool,
+    /// Members can sign in here (the link to their account is shown).
+    pub accounts: bool,
     pub board_css: String,
     /// The feeds of the page's list (with its filters).
     pub feed_query: String,
@@ -224,6 +226,7 @@ impl Frame {
             image: logo.clone(),
             logo_url: logo,
             public_posting: site.org.public_posting,
+            accounts: site.accounts,
             board_css: super::assets::url("board.css"),
             feed_query: String::new(),
             url: site.url(path),

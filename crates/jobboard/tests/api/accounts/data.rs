@@ -179,6 +179,7 @@ async fn the_export_holds_exactly_the_members_records(b: Backend) {
 async fn deletion_removes_exactly_the_listed_records(b: Backend) {
     let sink = SmtpSink::start().await;
     let t = spawn(b, &sink, "closed", "auto", "pending").await;
+    let rx = receiver_of(&t, "user.deleted").await;
     let (mine, slug) = records_of(&t, "me@example.com").await;
     let (theirs, their_slug) = records_of(&t, "them@example.com").await;
     let m = signed_in(&t, &sink, "me@example.com", None).await;
@@ -207,6 +208,7 @@ async fn deletion_removes_exactly_the_listed_records(b: Backend) {
     t.get("/members/me@example.com").await.expect(404);
     m.get("/account").await.expect(303);
     assert_eq!(events_named(&t, "user.deleted").await, 1);
+    assert_eq!(delivered(&t, &rx).await, ["user.deleted"], "delivered once");
     // Its applications and alerts went; its job stays without an owner, its payment
     // without a member.
     let apps = t.get("/applications?per_page=100").await;

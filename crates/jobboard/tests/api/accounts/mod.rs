@@ -131,6 +131,27 @@ pub async fn signed_in<'a>(
     b
 }
 
+/// A receiver subscribed to `event` (signed webhooks to 127.0.0.1).
+pub async fn receiver_of(t: &TestApp, event: &str) -> crate::webhook_receiver::Receiver {
+    let rx = crate::webhook_receiver::Receiver::start().await;
+    t.post(
+        "/webhooks",
+        json!({"event": event, "target_type": "webhook", "target_url": rx.url("/in")}),
+    )
+    .await
+    .expect(201);
+    rx
+}
+
+/// The `event` fields of what `rx` received, after delivering every queued event.
+pub async fn delivered(t: &TestApp, rx: &crate::webhook_receiver::Receiver) -> Vec<String> {
+    jobboard::delivery::webhooks::drain(&t.app).await;
+    rx.hits("/in")
+        .iter()
+        .map(|h| h.json()["event"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// The names of the organization's events, oldest first.
 pub async fn event_names(t: &TestApp) -> Vec<String> {
     jobboard_store::events::list_for_org(t.db(), t.org_id)

@@ -133,6 +133,7 @@ async fn unknown_addresses_get_the_same_answer_and_no_mail(b: Backend) {
 async fn open_boards_sign_up_with_the_chosen_role(b: Backend) {
     let sink = SmtpSink::start().await;
     let t = spawn(b, &sink, "open", "auto", "pending").await;
+    let rx = receiver_of(&t, "user.created").await;
     let browser = Browser::new(&t);
     let page = browser.get("/account/sign-in").await;
     assert!(page.html().select(&sel("input[name=role]")).count() == 2);
@@ -155,10 +156,12 @@ async fn open_boards_sign_up_with_the_chosen_role(b: Backend) {
     assert_eq!(r.body["data"]["member"]["role"], "employer");
     assert_eq!(r.body["data"]["member"]["approvalStatus"], "approved");
     assert_eq!(events_named(&t, "user.created").await, 1);
+    assert_eq!(delivered(&t, &rx).await, ["user.created"], "delivered once");
     // The next sign-in finds the member: no second one, no second event.
     let again = signed_in(&t, &sink, "new.employer@example.com", Some("jobseeker")).await;
     again.get("/account").await.expect(200);
     assert_eq!(events_named(&t, "user.created").await, 1);
+    assert_eq!(delivered(&t, &rx).await, ["user.created"]);
     let r = t.get("/members/new.employer@example.com").await;
     assert_eq!(r.body["data"]["member"]["role"], "employer");
     // A link mailed while the board was open creates nobody once it is closed.
