@@ -92,7 +92,9 @@ def sign_in():
         "accept": "text/html",
     })
     assert status == 200, (status, body[:300])
-    text = sql(f"SELECT text_body FROM mail_outbox WHERE kind = 'member_sign_in' "
+    # One line per row (psql prints a value's line breaks as they are).
+    newline = "char(10)" if DB.startswith("sqlite://") else "chr(10)"
+    text = sql(f"SELECT replace(text_body, {newline}, ' ') FROM mail_outbox WHERE kind = 'member_sign_in' "
                f"AND to_address = '{EMAIL}' ORDER BY created_at DESC LIMIT 1")[0][0]
     link = re.search(r"(/account/sign-in/[A-Za-z0-9_-]+)", text).group(1)
     status, headers, _ = call("GET", link, headers={"accept": "text/html"})
@@ -121,6 +123,10 @@ def plans(member):
         "alerts of the address": f"SELECT id FROM job_alerts WHERE org_id = {org} AND email_lower = '{EMAIL}'",
         "the session": f"SELECT m.id FROM member_sessions s JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id WHERE s.id_hash = X'00' AND s.org_id = {org}".replace("X'00'", "X'00'" if sqlite else "'\\x00'::bytea"),
     }
+    if sqlite:
+        # The plans of the SQLite this script links (the server bundles its own, newer
+        # one; crates/jobboard/tests/api/accounts/plans.rs checks the server's).
+        print(f"(SQLite {sqlite3.sqlite_version}, as Python links it)", file=sys.stderr)
     for name, q in statements.items():
         print(f"\n{name}:", file=sys.stderr)
         explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "

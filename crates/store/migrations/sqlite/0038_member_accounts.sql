@@ -10,7 +10,7 @@ ALTER TABLE organizations ADD COLUMN member_posts TEXT NOT NULL DEFAULT 'pending
 -- The member who owns a job (posted it from their account, or named by the API). No
 -- foreign key: deleting the member clears it in the deleting transaction, the job stays.
 ALTER TABLE jobs ADD COLUMN owner_user_id BLOB;
-CREATE INDEX jobs_owner ON jobs(org_id, owner_user_id, created_at) WHERE owner_user_id IS NOT NULL;
+CREATE INDEX jobs_owner ON jobs(org_id, owner_user_id, created_at, id) WHERE owner_user_id IS NOT NULL;
 
 -- One-time sign-in links: only the SHA-256 of the token is kept. `role` is set when the
 -- link signs up an address no member has (the role chosen on the form).
@@ -53,4 +53,4 @@ CREATE INDEX saved_jobs_job ON saved_jobs(job_id);
 
 -- Applications by the address they were made with (a member's export and erasure):
 -- `lower` folds ASCII letters only on SQLite, as email identities do.
-CREATE INDEX applications_email ON applications(org_id, lower(email));
+CREATE INDEX applications_email ON applications(org_id, lower(email), created_at, id);

@@ -5,6 +5,7 @@
 
 mod data;
 mod employer;
+mod plans;
 mod sign_in;
 
 use std::time::Duration;
