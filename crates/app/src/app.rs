@@ -38,6 +38,8 @@ pub struct App {
     pub scheduler_passes: watch::Sender<u64>,
     /// When the scheduler's occasional steps (pruning, retention) last ran on this node.
     pub cadence: jobboard_core::clock::Cadence,
+    /// The client of the card processor's API (paid postings).
+    pub processor: jobboard_delivery::processor::Processor,
     /// True once the background upgrade work (see
     /// [`jobboard_domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
@@ -116,6 +118,8 @@ impl App {
             key_lookups: Arc::default(),
             scheduler_passes: watch::channel(0).0,
             cadence: Default::default(),
+            processor: jobboard_delivery::processor::Processor::new()
+                .expect("an HTTP client with the platform's TLS roots"),
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
             views: Mutex::new(Vec::new()),

@@ -7,6 +7,7 @@
 
 pub mod mail;
 pub mod outbox;
+pub mod processor;
 pub mod webhooks;
 
 /// Installs the TLS crypto provider (ring) used by outgoing HTTPS; safe to call repeatedly.

@@ -28,6 +28,7 @@ pub mod mail;
 pub mod members;
 pub mod model;
 pub mod orgs;
+pub mod payments;
 pub mod plans;
 pub mod query;
 pub mod request;

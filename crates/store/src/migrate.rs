@@ -58,6 +58,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(36, "0036_retention"),
     migration!(37, "0037_delivery_log_retention"),
     migration!(38, "0038_member_accounts"),
+    migration!(39, "0039_payments"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

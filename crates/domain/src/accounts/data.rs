@@ -9,6 +9,7 @@
 
 use serde::Serialize;
 
+pub use super::records::SavedOut;
 use super::{records, store};
 use crate::{
     Error, MemberId, OrgId, Result, Ts,
@@ -21,14 +22,6 @@ use crate::{
 
 /// The format of an export, as its `format` field says.
 pub const EXPORT_FORMAT: &str = "jobboard.member-export.v1";
-
-/// A saved job in an export.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct SavedOut {
-    pub job_id: crate::JobId,
-    pub title: String,
-    pub saved_at: Ts,
-}
 
 /// Everything the board keeps about one member.
 #[derive(Debug, Clone, Serialize)]

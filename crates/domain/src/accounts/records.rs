@@ -5,7 +5,6 @@
 
 use std::{collections::HashMap, sync::LazyLock};
 
-use super::data::SavedOut;
 use crate::{
     JobId, MemberId, OrgId, Ts,
     alerts::Alert,
@@ -270,6 +269,14 @@ pub(super) async fn unsave(db: &Db, org_id: OrgId, member: MemberId, job: JobId)
             .await?
             .rows_affected() > 0
     }))
+}
+
+/// A saved job in an export.
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct SavedOut {
+    pub job_id: JobId,
+    pub title: String,
+    pub saved_at: Ts,
 }
 
 /// A saved job with the job as it is now.

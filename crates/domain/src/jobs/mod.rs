@@ -130,6 +130,28 @@ async fn apply(
     .ok_or(Error::NotFound("job"))
 }
 
+/// Moves job `id` to `status` (and, when given, `expires_at`) in the caller's transaction
+/// `tx`, with the events of [`update`]: a paid post published, or a refunded one taken
+/// down, together with its payment.
+pub(crate) async fn set_status_in(
+    tx: &mut crate::db::Tx,
+    outgoing: Option<&crate::db::Outgoing>,
+    org_id: OrgId,
+    id: JobId,
+    status: JobStatus,
+    expires_at: Option<Ts>,
+) -> Result<Option<Job>> {
+    store::update_in(tx, outgoing, org_id, id, |current| {
+        let mut next = current.clone();
+        next.status = status;
+        if expires_at.is_some() {
+            next.expires_at = expires_at;
+        }
+        Ok(next)
+    })
+    .await
+}
+
 /// Deletes a job permanently. Emits `job.deleted`. A job that other records (payments)
 /// still refer to is a conflict.
 pub async fn delete(db: &Db, org_id: OrgId, id: JobId) -> Result<Job> {

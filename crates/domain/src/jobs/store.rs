@@ -167,7 +167,23 @@ pub(super) async fn update(
     plan: impl FnOnce(&Job) -> Result<Job>,
 ) -> Result<Option<Job>> {
     let mut tx = db.begin().await?;
-    let Some(current) = get_locked(&mut tx, org_id, id).await? else {
+    let job = update_in(&mut tx, db.outgoing(), org_id, id, plan).await?;
+    if job.is_some() {
+        tx.commit().await?;
+    }
+    Ok(job)
+}
+
+/// [`update`] in the caller's transaction `tx` (the change, its events and its mail
+/// commit with the caller's other writes).
+pub(crate) async fn update_in(
+    tx: &mut Tx,
+    outgoing: Option<&crate::db::Outgoing>,
+    org_id: OrgId,
+    id: JobId,
+    plan: impl FnOnce(&Job) -> Result<Job>,
+) -> Result<Option<Job>> {
+    let Some(current) = get_locked(tx, org_id, id).await? else {
         return Ok(None);
     };
     let mut next = plan(&current)?;
@@ -176,15 +192,14 @@ pub(super) async fn update(
         return Ok(Some(current));
     }
     next.updated_at = tx.now().max(current.updated_at);
-    let job: Job = dispatch_tx!(&mut tx, t => {
+    let job: Job = dispatch_tx!(tx, t => {
         next.bind_update(sqlx::query_as(sqlx::AssertSqlSafe(UPDATE.as_str())).bind(org_id).bind(id))
             .fetch_one(&mut **t)
             .await
             .map_err(crate::db::StoreError::from)?
     });
-    emit(&mut tx, org_id, events::updated(&current, &job, changed)).await?;
-    notices::job_written(&mut tx, db.outgoing(), org_id, Some(&current), &job).await?;
-    tx.commit().await?;
+    emit(tx, org_id, events::updated(&current, &job, changed)).await?;
+    notices::job_written(tx, outgoing, org_id, Some(&current), &job).await?;
     Ok(Some(job))
 }
 

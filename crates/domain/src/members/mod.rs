@@ -133,3 +133,13 @@ pub(crate) async fn delete_in(tx: &mut Tx, org_id: OrgId, m: &Member) -> Result<
     outbox::emit_event(tx, org_id, &events::user_deleted(m)).await?;
     Ok(())
 }
+
+/// Records a new payment in `tx` (a paid post fulfilled), with `payment.received` when it
+/// succeeded, as a sync with a payment block does.
+pub(crate) async fn record_payment_in(tx: &mut Tx, p: &Payment) -> Result<()> {
+    store::save_payment(tx, p, true).await?;
+    if p.status == PaymentStatus::Succeeded {
+        outbox::emit_event(tx, p.organization_id, &events::payment_received(p)).await?;
+    }
+    Ok(())
+}

@@ -483,7 +483,7 @@ async fn payment_by(
 }
 
 /// Stores a payment: inserted when `new`, else updated.
-async fn save_payment(tx: &mut Tx, r: &Payment, new: bool) -> DbResult<()> {
+pub(super) async fn save_payment(tx: &mut Tx, r: &Payment, new: bool) -> DbResult<()> {
     save_row!(tx, "payments", new new, conflict "id", keep [id, org_id, user_id, created_at], {
         id: r.id,
         org_id: r.organization_id,

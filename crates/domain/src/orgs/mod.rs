@@ -84,6 +84,10 @@ pub struct Org {
     pub member_approval: MemberApproval,
     /// What members' new and edited jobs become.
     pub member_posts: MemberPosts,
+    /// What a paid post becomes once paid.
+    pub paid_posts: crate::payments::PaidPosts,
+    /// A refund takes the job it paid for off the board.
+    pub refund_unpublishes: bool,
     pub created_at: Ts,
 }
 
@@ -187,6 +191,10 @@ request! {
         pub member_approval: not_null Enum<MemberApproval>,
         /// What members' new and edited jobs become: `pending` or `active`.
         pub member_posts: not_null Enum<MemberPosts>,
+        /// What a paid post becomes once paid: `pending` or `active`.
+        pub paid_posts: not_null Enum<crate::payments::PaidPosts>,
+        /// Whether a refund takes the job it paid for off the board.
+        pub refund_unpublishes: not_null Flag,
     }
 }
 
@@ -326,6 +334,12 @@ async fn update_checked(
     }
     if let Some(v) = c.member_posts {
         org.member_posts = v;
+    }
+    if let Some(v) = c.paid_posts {
+        org.paid_posts = v;
+    }
+    if let Some(v) = c.refund_unpublishes {
+        org.refund_unpublishes = v;
     }
     let org = match store::update(db, &org).await {
         Err(e) if e.is_unique() => return Err(domain_taken()),

@@ -9,7 +9,7 @@ use crate::{
 
 const COLUMNS: &str = "id, name, domain, tagline, logo_url, accent_color, public_posting, \
      mail_job_live, mail_expiry_days, mail_applications, keep_applications_days, member_signup, \
-     member_approval, member_posts, created_at";
+     member_approval, member_posts, paid_posts, refund_unpublishes, created_at";
 
 pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResult<Org> {
     let sql = format!(
@@ -30,7 +30,8 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
         "UPDATE organizations SET name = $2, domain = $3, tagline = $4, logo_url = $5, \
          accent_color = $6, public_posting = $7, mail_job_live = $8, mail_expiry_days = $9, \
          mail_applications = $10, keep_applications_days = $11, member_signup = $12, \
-         member_approval = $13, member_posts = $14 WHERE id = $1 RETURNING {COLUMNS}"
+         member_approval = $13, member_posts = $14, paid_posts = $15, refund_unpublishes = $16 \
+         WHERE id = $1 RETURNING {COLUMNS}"
     );
     Ok(dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -48,6 +49,8 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
             .bind(o.member_signup)
             .bind(o.member_approval)
             .bind(o.member_posts)
+            .bind(o.paid_posts)
+            .bind(o.refund_unpublishes)
             .fetch_one(p)
             .await?
     }))
@@ -86,7 +89,7 @@ pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board
         "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
          o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, \
          o.keep_applications_days, o.member_signup, o.member_approval, o.member_posts, \
-         o.created_at, ",
+         o.paid_posts, o.refund_unpublishes, o.created_at, ",
         crate::job_list_version!("o.id"),
         " AS version FROM organizations o \
          WHERE o.id = COALESCE((SELECT id FROM organizations WHERE domain = $1), 1)"

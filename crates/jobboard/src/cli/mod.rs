@@ -6,6 +6,7 @@ mod keys;
 mod members;
 mod orgs;
 mod plans;
+mod prices;
 mod serve;
 mod settings;
 mod users;
@@ -37,10 +38,13 @@ pub enum Command {
     Migrate,
     /// Manage organizations.
     #[command(subcommand)]
-    Orgs(orgs::OrgsCmd),
+    Orgs(Box<orgs::OrgsCmd>),
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::KeysCmd),
+    /// Manage the prices of a post (what the board sells, with a payment account).
+    #[command(subcommand)]
+    Prices(prices::PricesCmd),
     /// Act on members of an organization's board.
     #[command(subcommand)]
     Members(members::MembersCmd),
@@ -81,10 +85,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => serve::migrate(&config).await,
         Command::Backup(args) => backup::backup(&config, args).await,
         Command::Restore(args) => backup::restore(&config, args).await,
-        Command::Orgs(cmd) => orgs::run(&open(&config).await?, &config, cmd).await,
+        Command::Orgs(cmd) => orgs::run(&open(&config).await?, &config, *cmd).await,
         Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
         Command::Members(cmd) => members::run(&open(&config).await?, cmd).await,
+        Command::Prices(cmd) => prices::run(&open(&config).await?, cmd).await,
         Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,
     }
 }

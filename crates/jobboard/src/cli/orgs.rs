@@ -71,6 +71,22 @@ pub enum OrgsCmd {
         /// or active (the organization trusts its members).
         #[arg(long, value_parser = ["pending", "active"])]
         member_posts: Option<String>,
+        /// The card processor's API base (default its own, https://api.stripe.com); set
+        /// with the secret key and the webhook secret, it lets the board sell posts.
+        #[arg(long)]
+        payments_api_url: Option<String>,
+        /// The processor account's secret key (never printed or logged).
+        #[arg(long, env = "JOBBOARD_PAYMENTS_SECRET_KEY", hide_env_values = true)]
+        payments_secret_key: Option<String>,
+        /// The secret the processor signs its events with (never printed or logged).
+        #[arg(long, env = "JOBBOARD_PAYMENTS_WEBHOOK_SECRET", hide_env_values = true)]
+        payments_webhook_secret: Option<String>,
+        /// What a paid post becomes once paid: pending (until staff approve it) or active.
+        #[arg(long, value_parser = ["pending", "active"])]
+        paid_posts: Option<String>,
+        /// Whether a refund takes the job it paid for off the board: on or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        refund_unpublishes: Option<String>,
         /// Require two-factor sign-in of every staff user: on or off. Users without it
         /// set it up at their next sign-in before they get a session.
         #[arg(long = "require-2fa", value_parser = ["on", "off"])]
@@ -99,6 +115,11 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             member_signup,
             member_approval,
             member_posts,
+            payments_api_url,
+            payments_secret_key,
+            payments_webhook_secret,
+            paid_posts,
+            refund_unpublishes,
             require_2fa,
         } => {
             let mut changes = Map::new();
@@ -132,10 +153,14 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
                 ("member_signup", member_signup),
                 ("member_approval", member_approval),
                 ("member_posts", member_posts),
+                ("paid_posts", paid_posts),
             ] {
                 if let Some(v) = value {
                     changes.insert(field.into(), v.into());
                 }
+            }
+            if let Some(v) = refund_unpublishes {
+                changes.insert("refund_unpublishes".into(), (v == "on").into());
             }
             if let Some(v) = mail_expiry_days {
                 changes.insert("mail_expiry_days".into(), v.into());
@@ -143,6 +168,7 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             if let Some(v) = keep_applications_days {
                 changes.insert("keep_applications_days".into(), v.into());
             }
+            let mut acted = false;
             if let Some(v) = require_2fa {
                 let on = v == "on";
                 orgs::set_require_2fa(db, id, on).await.map_err(described)?;
@@ -150,9 +176,33 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
                     "Organization {id}: two-factor sign-in {}",
                     if on { "required" } else { "not required" }
                 );
-                if changes.is_empty() {
-                    return Ok(());
+                acted = true;
+            }
+            match (payments_secret_key, payments_webhook_secret) {
+                (Some(secret_key), Some(webhook_secret)) => {
+                    let account = jobboard_domain::payments::Account {
+                        api_url: payments_api_url.unwrap_or_else(|| {
+                            jobboard_domain::payments::DEFAULT_API_URL.to_string()
+                        }),
+                        secret_key,
+                        webhook_secret,
+                    };
+                    jobboard_domain::payments::set_account(db, id, &account)
+                        .await
+                        .map_err(described)?;
+                    println!(
+                        "Organization {id}: payment account set ({})",
+                        account.api_url
+                    );
+                    acted = true;
                 }
+                (None, None) if payments_api_url.is_none() => {}
+                _ => anyhow::bail!(
+                    "--payments-secret-key and --payments-webhook-secret go together (with --payments-api-url when it is not the processor's own)"
+                ),
+            }
+            if changes.is_empty() && acted {
+                return Ok(());
             }
             update(db, id, changes, &reserved).await
         }

@@ -38,6 +38,7 @@ mod members_cancel;
 mod members_read;
 mod migrations;
 mod packaging;
+mod payments;
 mod plans;
 mod public_forms;
 mod retention;

@@ -141,6 +141,17 @@ async fn an_employer_posts_and_sees_the_job_go_live() {
     assert_eq!(b.text(".job-row .status").await, "active");
     assert_eq!(b.text(".job-row .views").await, "0");
     assert_eq!(b.text(".job-row .applications").await, "0");
+    b.follow(b.find(".job-row .applications a").await).await;
+    assert_eq!(b.text("main h1").await, "Applications: Night baker");
+    if axe {
+        accessible(&b, "the applications of a job").await;
+    }
+    b.goto(&format!("{}/account/jobs", t.base)).await;
+    b.follow(b.find(".job-row a[href$=\"/edit\"]").await).await;
+    if axe {
+        accessible(&b, "the member's edit form").await;
+    }
+    b.goto(&format!("{}/account/jobs", t.base)).await;
     b.follow(b.find(".job-row td a").await).await;
     assert_eq!(b.text("main h1").await, "Night baker");
     b.close().await;

@@ -13,6 +13,7 @@
 
 mod alerts;
 mod apply;
+mod checkout;
 mod cms;
 mod cms_submit;
 mod feeds;
@@ -22,6 +23,7 @@ mod home;
 mod job;
 mod jsonld;
 mod post;
+mod processor_events;
 mod query;
 mod sitemap;
 mod visits;
@@ -34,7 +36,7 @@ use axum::{
     body::Body,
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{get, post},
 };
 
 use super::{error::PageError, page::csp, site::Site};
@@ -49,6 +51,12 @@ pub fn routes() -> Router<AppState> {
         .route("/jobs/{slug}", get(job::show))
         .route("/jobs/{slug}/apply", get(apply::show).post(apply::submit))
         .route("/post-a-job", get(post::show).post(post::submit))
+        .route("/post-a-job/thanks", get(checkout::thanks))
+        .route(
+            "/post-a-job/resume/{token}",
+            get(checkout::resume).post(checkout::pay),
+        )
+        .route("/payments/webhook", post(processor_events::event))
         .route("/alerts", get(alerts::show).post(alerts::subscribe))
         .route("/alerts/sent", get(alerts::sent))
         .route("/alerts/confirm/{token}", get(alerts::confirm))

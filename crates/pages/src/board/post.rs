@@ -6,6 +6,10 @@
 //!
 //! Before anything is stored a submission passes the board's form checks ([`gate`]); a
 //! refused one stores nothing and says why.
+//!
+//! Where the organization sells posts (a processor account and a price), the form also
+//! asks for the price; the job is then stored as a draft with its order, and the poster
+//! is sent to the processor's checkout ([`super::checkout`]).
 
 use askama::Template;
 use axum::{
@@ -30,6 +34,7 @@ use jobboard_app::app::AppState;
 use jobboard_domain::{
     Error, categories,
     jobs::{self, Job},
+    payments,
 };
 
 #[derive(Template)]
@@ -43,6 +48,9 @@ struct PostPage {
     notice: Option<String>,
     sent: bool,
     token: String,
+    /// The prices to choose from (none: posting is free): (id, label, chosen).
+    prices: Vec<(String, String, bool)>,
+    price_error: Option<String>,
 }
 
 fn binding(site: &Site) -> String {
@@ -67,6 +75,29 @@ async fn page(
     ));
     chrome.canonical = Some(site.url("/post-a-job"));
     let categories = categories::list(&app.db, site.org.id).await?;
+    let offered = payments::offered(&app.db, site.org.id).await?;
+    let chosen = form.get("price_id").unwrap_or("").to_string();
+    let price_error = errors
+        .iter()
+        .find(|e| e.field == "price_id")
+        .map(|e| e.message.clone());
+    let prices = offered
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let id = p.id.to_string();
+            let on = id == chosen || (chosen.is_empty() && i == 0);
+            (
+                id,
+                format!("{}: {}, listed for {} days", p.name, p.display(), p.days),
+                on,
+            )
+        })
+        .collect();
+    let origin = match payments::account(&app.db, site.org.id).await? {
+        Some(a) if !offered.is_empty() => a.checkout_origin(),
+        _ => String::new(),
+    };
     let tpl = PostPage {
         chrome,
         frame: Frame::of(site, "/post-a-job"),
@@ -85,8 +116,12 @@ async fn page(
         notice,
         sent,
         token,
+        prices,
+        price_error,
     };
-    Ok(Html::render(&tpl, Some(&site.theme.csp_hash))?.cache_control("private, no-store"))
+    Ok(Html::render(&tpl, Some(&site.theme.csp_hash))?
+        .allow_form_action(&origin)
+        .cache_control("private, no-store"))
 }
 
 /// The empty form (or, after a submission, its confirmation).
@@ -130,8 +165,33 @@ pub async fn submit(
         }
         Screened::Refused(res) => return Ok(res),
     }
-    match jobs::create(&app.db, site.org.id, body_of(&form)).await {
-        Ok(_) => Ok(Redirect::to("/post-a-job?sent=1").into_response()),
+    let offered = payments::offered(&app.db, site.org.id).await?;
+    let created = if offered.is_empty() {
+        jobs::create(&app.db, site.org.id, body_of(&form))
+            .await
+            .map(|_| None)
+    } else {
+        match form
+            .get("price_id")
+            .and_then(|v| v.parse::<uuid::Uuid>().ok())
+        {
+            Some(price_id) => {
+                payments::start_post(&app.db, &site.org, price_id, body_of(&form), None)
+                    .await
+                    .map(Some)
+            }
+            None => Err(Error::field(
+                "price_id",
+                "required",
+                "Choose one of the prices shown.",
+            )),
+        }
+    };
+    match created {
+        Ok(None) => Ok(Redirect::to("/post-a-job?sent=1").into_response()),
+        Ok(Some((job, order, price))) => {
+            super::checkout::open(&app, &site, &order, &price, &job.title).await
+        }
         Err(Error::Invalid(errors)) => {
             let n = errors.len();
             let notice = if n == 1 {

@@ -1,0 +1,475 @@
+//! Paid postings (docs/payments.md): the organization's account at the card processor,
+//! the prices of a post, and orders, whose state can never drift apart from their job's:
+//!
+//! - A post at a price stores the job as a `draft` and an order (`draft`); opening the
+//!   processor's checkout session moves the order to `awaiting_payment`.
+//! - The processor's word that the session is paid ([`fulfil`]: its event, re-read from
+//!   its API, or the reconciler's question) fulfils the order **once per session**: in one
+//!   transaction the order becomes `fulfilled`, the payment is recorded with
+//!   `payment.received`, and the job moves to `pending` or `active` (the organization's
+//!   `paid_posts`) listed for the price's days. Duplicate, late and out-of-order events
+//!   find the order fulfilled and change nothing.
+//! - A session that expires unpaid ([`expired`]) keeps the draft and mails the poster a
+//!   signed link that opens a new session for the same order.
+//! - A refund ([`refunded`]) marks the payment and the order `refunded` and, where the
+//!   organization says so, expires the job.
+//!
+//! No card data reaches the server: the processor's hosted page takes it.
+
+pub mod model;
+pub mod signature;
+mod store;
+
+use base64::Engine as _;
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::json;
+use uuid::Uuid;
+
+pub use model::{Order, OrderStatus, PaidPosts, Price, PriceIn, Session, minor_exponent};
+
+use crate::{
+    Error, Input, JsonDoc, Money, OrgId, Result, Ts,
+    db::{Db, secrets},
+    jobs::{self, Job, JobStatus},
+    mail::{Message, store::enqueue},
+    members::{self, Member, Payment, PaymentProvider, PaymentStatus},
+    orgs::Org,
+};
+
+/// The processor's own API base, when an account names none.
+pub const DEFAULT_API_URL: &str = "https://api.stripe.com";
+
+/// An organization's account at the processor. Its secrets are never shown or logged.
+#[derive(Clone)]
+pub struct Account {
+    pub api_url: String,
+    pub secret_key: String,
+    pub webhook_secret: String,
+}
+
+impl Account {
+    /// The origin of the processor's hosted checkout pages, where payers are sent: the
+    /// processor's own for its own API, else the API's origin (a stand-in serves both).
+    pub fn checkout_origin(&self) -> String {
+        if self.api_url == DEFAULT_API_URL {
+            return "https://checkout.stripe.com".into();
+        }
+        match url::Url::parse(&self.api_url) {
+            Ok(u) => u.origin().ascii_serialization(),
+            Err(_) => String::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("api_url", &self.api_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The account of `org_id`, if it has one (without one the board is free).
+pub async fn account(db: &Db, org_id: OrgId) -> Result<Option<Account>> {
+    Ok(store::account(db, org_id)
+        .await?
+        .map(|(api_url, secret_key, webhook_secret)| Account {
+            api_url,
+            secret_key,
+            webhook_secret,
+        }))
+}
+
+/// Sets the account of `org_id` (the command line).
+pub async fn set_account(db: &Db, org_id: OrgId, account: &Account) -> Result<()> {
+    let url = account.api_url.trim().trim_end_matches('/');
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(Error::field(
+            "payments_api_url",
+            "invalid_format",
+            "Must be an http(s) URL, such as https://api.stripe.com.",
+        ));
+    }
+    for (field, v) in [
+        ("payments_secret_key", &account.secret_key),
+        ("payments_webhook_secret", &account.webhook_secret),
+    ] {
+        if v.trim().is_empty() || v.len() > 500 {
+            return Err(Error::field(
+                field,
+                "required",
+                "Must be 1 to 500 characters.",
+            ));
+        }
+    }
+    store::set_account(
+        db,
+        org_id,
+        url,
+        account.secret_key.trim(),
+        account.webhook_secret.trim(),
+        db.now(),
+    )
+    .await?;
+    tracing::info!(org_id = org_id.0, "payment account set");
+    Ok(())
+}
+
+/// Creates a price of a post from `body` ([`PriceIn`]).
+pub async fn create_price(db: &Db, org_id: OrgId, body: Input) -> Result<Price> {
+    let p = PriceIn::parse(body)?;
+    let price = Price {
+        id: Uuid::now_v7(),
+        org_id,
+        name: p.name,
+        amount: p.amount,
+        currency: p.currency,
+        days: p.days,
+        archived_at: None,
+        created_at: db.now(),
+    };
+    store::insert_price(db, &price).await?;
+    Ok(price)
+}
+
+/// The prices a post may be bought at (not archived), oldest first.
+pub async fn prices(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
+    Ok(store::prices(db, org_id, false).await?)
+}
+
+/// Every price of the organization, archived ones too.
+pub async fn all_prices(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
+    Ok(store::prices(db, org_id, true).await?)
+}
+
+/// Archives price `id` (orders made at it keep it).
+pub async fn archive_price(db: &Db, id: Uuid) -> Result<Price> {
+    store::archive_price(db, id, db.now())
+        .await?
+        .ok_or(Error::NotFound("price"))
+}
+
+/// Prices are offered on `org`'s board: it has an account and an active price.
+pub async fn offered(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
+    if account(db, org_id).await?.is_none() {
+        return Ok(Vec::new());
+    }
+    prices(db, org_id).await
+}
+
+/// Starts a post at price `price_id`: the job of `body` stored as a `draft` (owned by
+/// `member` when one posts), and its order. The caller opens the checkout session.
+pub async fn start_post(
+    db: &Db,
+    org: &Org,
+    price_id: Uuid,
+    mut body: Input,
+    member: Option<&Member>,
+) -> Result<(Job, Order, Price)> {
+    let price = match store::price(db, Some(org.id), price_id).await? {
+        Some(p) if p.archived_at.is_none() => p,
+        _ => {
+            return Err(Error::field(
+                "price_id",
+                "not_found",
+                "Choose one of the prices shown.",
+            ));
+        }
+    };
+    body.set("status", json!(JobStatus::Draft));
+    if let Some(m) = member {
+        body.set("owner_user_id", json!(m.id));
+    }
+    let job = jobs::create(db, org.id, body).await?;
+    let now = db.now();
+    let order = Order {
+        id: Uuid::now_v7(),
+        org_id: org.id,
+        job_id: job.id,
+        price_id: price.id,
+        kind: "post".into(),
+        member_id: member.map(|m| m.id),
+        email: job
+            .contact_email
+            .clone()
+            .or_else(|| member.map(|m| m.email.clone())),
+        status: OrderStatus::Draft,
+        amount: price.amount,
+        currency: price.currency.clone(),
+        session_id: None,
+        session_url: None,
+        created_at: now,
+        updated_at: now,
+        fulfilled_at: None,
+    };
+    store::insert_order(db, &order).await?;
+    tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %job.id, "paid post started");
+    Ok((job, order, price))
+}
+
+/// Records the session opened for order `id` (`awaiting_payment`).
+pub async fn session_opened(db: &Db, org_id: OrgId, id: Uuid, session: &Session) -> Result<Order> {
+    store::set_session(
+        db,
+        org_id,
+        id,
+        &session.id,
+        session.url.as_deref(),
+        db.now(),
+    )
+    .await?
+    .ok_or_else(|| {
+        Error::conflict(
+            "This order is already paid or refunded.",
+            json!({ "reason": "order_settled" }),
+        )
+    })
+}
+
+/// Order `id` of `org_id`.
+pub async fn order(db: &Db, org_id: OrgId, id: Uuid) -> Result<Order> {
+    store::order(db, org_id, id)
+        .await?
+        .ok_or(Error::NotFound("order"))
+}
+
+/// The order whose latest session is `session_id`, if any.
+pub async fn order_of_session(db: &Db, org_id: OrgId, session_id: &str) -> Result<Option<Order>> {
+    Ok(store::order_of_session(db, org_id, session_id).await?)
+}
+
+/// The price of order `o`.
+pub async fn price_of(db: &Db, o: &Order) -> Result<Price> {
+    store::price(db, Some(o.org_id), o.price_id)
+        .await?
+        .ok_or(Error::NotFound("price"))
+}
+
+/// What a word from the processor about a session did.
+#[derive(Debug, PartialEq)]
+pub enum Settled {
+    /// The order was fulfilled now: the payment recorded, the job published.
+    Fulfilled(Box<Order>),
+    /// Nothing left to do: fulfilled (or refunded) before.
+    Already,
+    /// The session is not paid (yet).
+    NotPaid,
+    /// No order of this organization has this session, or it does not match it.
+    Unknown,
+}
+
+/// Fulfils the order of `session` once, when the processor says it is paid (see the
+/// module's rules).
+pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
+    let Some(order) = store::order_of_session(db, org.id, &session.id).await? else {
+        return Ok(Settled::Unknown);
+    };
+    let ours = session.organization_id.as_deref() == Some(org.id.0.to_string().as_str())
+        && session.client_reference_id.as_deref() == Some(order.id.to_string().as_str());
+    if !ours
+        || session.amount_total != order.amount
+        || !session.currency.eq_ignore_ascii_case(&order.currency)
+    {
+        tracing::warn!(org_id = org.id.0, order_id = %order.id, "a session that does not match its order was not fulfilled");
+        return Ok(Settled::Unknown);
+    }
+    if !session.is_paid() {
+        return Ok(Settled::NotPaid);
+    }
+    let price = price_of(db, &order).await?;
+    let mut tx = db.begin().await?;
+    let now = tx.now();
+    let Some(order) = store::move_order(
+        &mut tx,
+        org.id,
+        &session.id,
+        &[
+            OrderStatus::Draft,
+            OrderStatus::AwaitingPayment,
+            OrderStatus::Paid,
+            OrderStatus::Expired,
+        ],
+        OrderStatus::Fulfilled,
+    )
+    .await?
+    else {
+        tx.commit().await?;
+        return Ok(Settled::Already);
+    };
+    let payment = Payment {
+        id: Uuid::now_v7(),
+        organization_id: org.id,
+        user_id: order.member_id,
+        job_id: order.job_id,
+        plan_id: None,
+        amount: money(order.amount, &order.currency)?,
+        currency: order.currency.to_ascii_uppercase(),
+        status: PaymentStatus::Succeeded,
+        payment_provider: PaymentProvider::Processor,
+        processor_session_id: Some(session.id.clone()),
+        processor_payment_intent_id: session.payment_intent.clone(),
+        metadata: JsonDoc::object(
+            json!({ "order_id": order.id, "price_id": order.price_id })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        created_at: now,
+        updated_at: now,
+    };
+    members::record_payment_in(&mut tx, &payment).await?;
+    let status = match org.paid_posts {
+        PaidPosts::Pending => JobStatus::Pending,
+        PaidPosts::Active => JobStatus::Active,
+    };
+    let until = now.later_by(std::time::Duration::from_secs(
+        u64::try_from(price.days).unwrap_or(1) * 86_400,
+    ));
+    jobs::set_status_in(
+        &mut tx,
+        db.outgoing(),
+        org.id,
+        order.job_id,
+        status,
+        Some(until),
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %order.job_id, "paid post fulfilled");
+    Ok(Settled::Fulfilled(Box::new(order)))
+}
+
+/// An amount in minor units as the payment records it.
+fn money(minor: i64, currency: &str) -> Result<Money> {
+    let exp = minor_exponent(currency);
+    let text = if exp == 0 {
+        minor.to_string()
+    } else {
+        let unit = 10_i64.pow(exp);
+        format!("{}.{:0w$}", minor / unit, minor % unit, w = exp as usize)
+    };
+    Money::parse(&text).map_err(|_| Error::Internal("an order's amount is out of range"))
+}
+
+/// The session of an order expired unpaid: the order becomes `expired` (the draft job
+/// stays) and the poster is mailed the link that resumes it. False when the order had
+/// moved on already.
+pub async fn expired(db: &Db, org: &Org, session: &Session) -> Result<bool> {
+    let mut tx = db.begin().await?;
+    let Some(order) = store::move_order(
+        &mut tx,
+        org.id,
+        &session.id,
+        &[OrderStatus::AwaitingPayment],
+        OrderStatus::Expired,
+    )
+    .await?
+    else {
+        tx.commit().await?;
+        return Ok(false);
+    };
+    if let (Some(out), Some(to)) = (db.outgoing(), order.email.as_deref()) {
+        let link = out.board_url(org.domain.as_deref(), &resume_path(db, &order).await?);
+        let text = format!(
+            "Your job was saved at {}, but the payment was not completed, so it is not listed yet.\n\n\
+             To pay and publish it, open:\n\n{link}\n",
+            org.name
+        );
+        let msg = Message::new(
+            "order_resume",
+            to,
+            "Your job is waiting for its payment",
+            text,
+        );
+        if let Err(e) = enqueue(&mut tx, org.id, &msg).await {
+            tracing::warn!(error = ?e, order_id = %order.id, "the resume mail could not be queued");
+        }
+    }
+    tx.commit().await?;
+    tracing::info!(org_id = org.id.0, order_id = %order.id, "checkout expired; the draft stays");
+    Ok(true)
+}
+
+/// The payment of `payment_intent` was refunded: the payment and its order become
+/// `refunded`, and the job expires where the organization says so. False when there was
+/// nothing (left) to refund.
+pub async fn refunded(db: &Db, org: &Org, payment_intent: &str) -> Result<bool> {
+    let mut tx = db.begin().await?;
+    let Some(payment) = store::refund_payment(&mut tx, org.id, payment_intent).await? else {
+        tx.commit().await?;
+        return Ok(false);
+    };
+    if let Some(session) = payment.processor_session_id.as_deref() {
+        store::move_order(
+            &mut tx,
+            org.id,
+            session,
+            &[OrderStatus::Fulfilled, OrderStatus::Paid],
+            OrderStatus::Refunded,
+        )
+        .await?;
+    }
+    if org.refund_unpublishes {
+        jobs::set_status_in(
+            &mut tx,
+            db.outgoing(),
+            org.id,
+            payment.job_id,
+            JobStatus::Expired,
+            None,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    tracing::info!(org_id = org.id.0, job_id = %payment.job_id, "payment refunded");
+    Ok(true)
+}
+
+/// The orders still awaiting payment whose session opened before `before` (the
+/// reconciler asks the processor about them).
+pub async fn open_before(db: &Db, before: Ts, limit: i64) -> Result<Vec<Order>> {
+    Ok(store::open_before(db, before, limit).await?)
+}
+
+async fn link_key(db: &Db) -> Result<Vec<u8>> {
+    match secrets::get(db, "order_links").await? {
+        Some(k) => Ok(k),
+        None => Ok(secrets::get_or_create(db, "order_links").await?),
+    }
+}
+
+/// The path of the signed link that resumes order `o` (a new checkout for its draft).
+pub async fn resume_path(db: &Db, o: &Order) -> Result<String> {
+    let key = link_key(db).await?;
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).expect("HMAC takes any key");
+    mac.update(o.id.as_bytes());
+    let tag =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&mac.finalize().into_bytes()[..16]);
+    Ok(format!("/post-a-job/resume/{}{tag}", o.id.simple()))
+}
+
+/// The order a resume link's token names, when its signature holds and the order is
+/// still unpaid.
+pub async fn order_of_resume(db: &Db, org_id: OrgId, token: &str) -> Result<Option<Order>> {
+    let (Some(id), Some(tag)) = (token.get(..32), token.get(32..)) else {
+        return Ok(None);
+    };
+    let Ok(id) = Uuid::parse_str(id) else {
+        return Ok(None);
+    };
+    let Ok(tag) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(tag) else {
+        return Ok(None);
+    };
+    let key = link_key(db).await?;
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).expect("HMAC takes any key");
+    mac.update(id.as_bytes());
+    if tag.len() != 16 || mac.verify_truncated_left(&tag).is_err() {
+        return Ok(None);
+    }
+    Ok(store::order(db, org_id, id).await?.filter(|o| {
+        matches!(
+            o.status,
+            OrderStatus::Draft | OrderStatus::AwaitingPayment | OrderStatus::Expired
+        )
+    }))
+}

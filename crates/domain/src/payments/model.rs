@@ -1,0 +1,196 @@
+//! Prices, orders and the card processor's checkout sessions as the board sees them.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{
+    JobId, MemberId, OrgId, Ts,
+    kind::{Currency, Int, Trimmed},
+    request,
+};
+
+mod sets {
+    use crate::text_enum;
+
+    text_enum!(
+        /// Where an order is: `draft` (the job saved, no checkout yet), `awaiting_payment`
+        /// (a checkout session is open), `paid` (the processor says so, not yet applied),
+        /// `fulfilled` (the payment recorded and the job published, once), `expired` (the
+        /// session ended unpaid; the draft stays and can be resumed), `refunded`.
+        OrderStatus {
+            Draft = "draft",
+            AwaitingPayment = "awaiting_payment",
+            Paid = "paid",
+            Fulfilled = "fulfilled",
+            Expired = "expired",
+            Refunded = "refunded",
+        }
+    );
+
+    text_enum!(
+        /// What a paid post becomes: `pending` until staff approve it (the default), or
+        /// `active` at once.
+        PaidPosts { Pending = "pending", Active = "active" }
+    );
+}
+
+pub use sets::{OrderStatus, PaidPosts};
+
+/// A price of a post.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Price {
+    pub id: Uuid,
+    pub org_id: OrgId,
+    pub name: String,
+    /// In minor units of `currency` (cents for EUR and USD).
+    pub amount: i64,
+    /// ISO 4217, upper case.
+    pub currency: String,
+    /// How many days a job bought at this price is listed.
+    pub days: i64,
+    pub archived_at: Option<Ts>,
+    pub created_at: Ts,
+}
+
+impl Price {
+    /// The amount as people read it: `49.00 EUR`.
+    pub fn display(&self) -> String {
+        let exp = minor_exponent(&self.currency);
+        if exp == 0 {
+            format!("{} {}", self.amount, self.currency)
+        } else {
+            let unit = 10_i64.pow(exp);
+            format!(
+                "{}.{:0width$} {}",
+                self.amount / unit,
+                self.amount % unit,
+                self.currency,
+                width = exp as usize
+            )
+        }
+    }
+}
+
+request! {
+    /// A new price (the command line and the dashboard).
+    pub struct PriceIn {
+        pub name: required Trimmed<1, 100>,
+        /// In minor units of the currency (4900 is 49.00 EUR).
+        pub amount: required Int<1, 100000000>,
+        pub currency: required Currency,
+        /// How many days a job bought at this price is listed.
+        pub days: required Int<1, 365>,
+    }
+}
+
+/// An order of a post.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Order {
+    pub id: Uuid,
+    pub org_id: OrgId,
+    pub job_id: JobId,
+    pub price_id: Uuid,
+    /// `post`.
+    pub kind: String,
+    pub member_id: Option<MemberId>,
+    /// Where the resume link goes when the checkout expires (the job's contact address).
+    pub email: Option<String>,
+    pub status: OrderStatus,
+    pub amount: i64,
+    pub currency: String,
+    pub session_id: Option<String>,
+    pub session_url: Option<String>,
+    pub created_at: Ts,
+    pub updated_at: Ts,
+    pub fulfilled_at: Option<Ts>,
+}
+
+/// A checkout session as the processor describes it (the subset the board reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub id: String,
+    /// `open`, `complete` or `expired`.
+    pub status: String,
+    /// `paid`, `unpaid` or `no_payment_required`.
+    pub payment_status: String,
+    pub amount_total: i64,
+    /// Lower case, as the processor writes it.
+    pub currency: String,
+    /// The order's id.
+    pub client_reference_id: Option<String>,
+    pub payment_intent: Option<String>,
+    /// `metadata[organization_id]`.
+    pub organization_id: Option<String>,
+    pub url: Option<String>,
+}
+
+impl Session {
+    /// Reads a session object of the processor's API (or of an event's `data.object`).
+    pub fn from_json(v: &serde_json::Value) -> Option<Session> {
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        Some(Session {
+            id: s("id")?,
+            status: s("status").unwrap_or_default(),
+            payment_status: s("payment_status").unwrap_or_default(),
+            amount_total: v.get("amount_total").and_then(|x| x.as_i64()).unwrap_or(0),
+            currency: s("currency").unwrap_or_default(),
+            client_reference_id: s("client_reference_id"),
+            // Either the id, or the expanded object.
+            payment_intent: s("payment_intent").or_else(|| {
+                v.get("payment_intent")
+                    .and_then(|p| p.get("id"))
+                    .and_then(|x| x.as_str())
+                    .map(str::to_string)
+            }),
+            organization_id: v
+                .get("metadata")
+                .and_then(|m| m.get("organization_id"))
+                .and_then(|x| x.as_str())
+                .map(str::to_string),
+            url: s("url"),
+        })
+    }
+
+    pub fn is_paid(&self) -> bool {
+        self.payment_status == "paid"
+    }
+}
+
+/// Digits after the decimal point of a currency's amounts (ISO 4217): 0 for currencies
+/// without minor units, 3 for the dinars, 2 otherwise.
+pub fn minor_exponent(currency: &str) -> u32 {
+    match currency.to_ascii_uppercase().as_str() {
+        "BIF" | "CLP" | "DJF" | "GNF" | "ISK" | "JPY" | "KMF" | "KRW" | "PYG" | "RWF" | "UGX"
+        | "UYI" | "VND" | "VUV" | "XAF" | "XOF" | "XPF" => 0,
+        "BHD" | "IQD" | "JOD" | "KWD" | "LYD" | "OMR" | "TND" => 3,
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_read_in_their_currency() {
+        let mut p = Price {
+            id: Uuid::nil(),
+            org_id: OrgId(1),
+            name: "Standard".into(),
+            amount: 4900,
+            currency: "EUR".into(),
+            days: 30,
+            archived_at: None,
+            created_at: Ts::from_micros(0),
+        };
+        assert_eq!(p.display(), "49.00 EUR");
+        p.amount = 5;
+        assert_eq!(p.display(), "0.05 EUR");
+        p.currency = "JPY".into();
+        p.amount = 5000;
+        assert_eq!(p.display(), "5000 JPY");
+        p.currency = "KWD".into();
+        p.amount = 12_345;
+        assert_eq!(p.display(), "12.345 KWD");
+    }
+}

@@ -1,0 +1,51 @@
+-- Paid postings (docs/payments.md). What a paid post becomes, and whether a refund
+-- takes its job off the board.
+ALTER TABLE organizations ADD COLUMN paid_posts TEXT NOT NULL DEFAULT 'pending';
+ALTER TABLE organizations ADD COLUMN refund_unpublishes BOOLEAN NOT NULL DEFAULT TRUE;
+
+-- The organization's account at the card processor: read only to talk to it, never
+-- listed, printed or logged.
+CREATE TABLE payment_accounts (
+    org_id         BIGINT      PRIMARY KEY REFERENCES organizations(id),
+    api_url        TEXT        NOT NULL,
+    secret_key     TEXT        NOT NULL,
+    webhook_secret TEXT        NOT NULL,
+    updated_at     TIMESTAMPTZ NOT NULL
+);
+
+-- What a post costs: an amount in minor units of a currency, and how many days the job is
+-- listed.
+CREATE TABLE prices (
+    id            UUID        PRIMARY KEY,
+    org_id        BIGINT      NOT NULL REFERENCES organizations(id),
+    name          TEXT        NOT NULL,
+    amount        BIGINT      NOT NULL CHECK (amount > 0),
+    currency      TEXT        NOT NULL,
+    days          BIGINT      NOT NULL CHECK (days > 0),
+    archived_at   TIMESTAMPTZ,
+    created_at    TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX prices_org ON prices(org_id, created_at);
+
+-- An order: a job (a draft until paid) bought at a price through one checkout session.
+-- draft -> awaiting_payment -> paid -> fulfilled, or expired, or refunded.
+CREATE TABLE orders (
+    id           UUID        PRIMARY KEY,
+    org_id       BIGINT      NOT NULL REFERENCES organizations(id),
+    job_id       UUID        NOT NULL,
+    price_id     UUID        NOT NULL REFERENCES prices(id),
+    kind         TEXT        NOT NULL,
+    member_id    UUID,
+    email        TEXT,
+    status       TEXT        NOT NULL,
+    amount       BIGINT      NOT NULL,
+    currency     TEXT        NOT NULL,
+    session_id   TEXT,
+    session_url  TEXT,
+    created_at   TIMESTAMPTZ NOT NULL,
+    updated_at   TIMESTAMPTZ NOT NULL,
+    fulfilled_at TIMESTAMPTZ
+);
+CREATE UNIQUE INDEX orders_session ON orders(org_id, session_id) WHERE session_id IS NOT NULL;
+CREATE INDEX orders_open ON orders(status, created_at);
+CREATE INDEX orders_job ON orders(org_id, job_id);
