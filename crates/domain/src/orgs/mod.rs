@@ -43,9 +43,15 @@ mod switches {
         /// default), or `active` at once (the organization trusts its members).
         MemberPosts { Pending = "pending", Active = "active" }
     );
+
+    text_enum!(
+        /// What a paid post becomes once paid: `pending` until staff approve it (the
+        /// default), or `active` at once.
+        PaidPosts { Pending = "pending", Active = "active" }
+    );
 }
 
-pub use switches::{MemberApproval, MemberPosts, MemberSignup};
+pub use switches::{MemberApproval, MemberPosts, MemberSignup, PaidPosts};
 
 /// A pending claim of a domain.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -85,7 +91,7 @@ pub struct Org {
     /// What members' new and edited jobs become.
     pub member_posts: MemberPosts,
     /// What a paid post becomes once paid.
-    pub paid_posts: crate::payments::PaidPosts,
+    pub paid_posts: PaidPosts,
     /// A refund takes the job it paid for off the board.
     pub refund_unpublishes: bool,
     pub created_at: Ts,
@@ -192,7 +198,7 @@ request! {
         /// What members' new and edited jobs become: `pending` or `active`.
         pub member_posts: not_null Enum<MemberPosts>,
         /// What a paid post becomes once paid: `pending` or `active`.
-        pub paid_posts: not_null Enum<crate::payments::PaidPosts>,
+        pub paid_posts: not_null Enum<PaidPosts>,
         /// Whether a refund takes the job it paid for off the board.
         pub refund_unpublishes: not_null Flag,
     }

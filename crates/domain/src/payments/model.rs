@@ -26,15 +26,10 @@ mod sets {
             Refunded = "refunded",
         }
     );
-
-    text_enum!(
-        /// What a paid post becomes: `pending` until staff approve it (the default), or
-        /// `active` at once.
-        PaidPosts { Pending = "pending", Active = "active" }
-    );
 }
 
-pub use sets::{OrderStatus, PaidPosts};
+pub use crate::orgs::PaidPosts;
+pub use sets::OrderStatus;
 
 /// A price of a post.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
