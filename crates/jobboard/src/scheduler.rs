@@ -1,7 +1,9 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
 //! records whose `cancelAt` has come, employers' expiry reminders, job alerts), and the
 //! occasional pruning of the search indexes' change log (every minute), the audit log and
-//! the webhook delivery log (hourly), each paced by the node's [`App::cadence`].
+//! the webhook delivery log (hourly), and the reconciliation of paid posts whose checkout
+//! is still open after an hour (every five minutes), each paced by the node's
+//! [`App::cadence`].
 //!
 //! [`App::cadence`]: crate::app::App::cadence
 //!
@@ -24,6 +26,8 @@ const MINUTE: Duration = Duration::from_secs(60);
 /// How often the audit log and the delivery log are pruned (each node; the first pass
 /// after a start prunes at once).
 const HOUR: Duration = Duration::from_secs(3600);
+/// How often the processor is asked about checkout sessions open for over an hour.
+const RECONCILE_EVERY: Duration = Duration::from_secs(300);
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
@@ -72,9 +76,62 @@ pub async fn tick(app: &AppState) -> u64 {
             Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
         }
     }
+    if app.cadence.due("payments", now, RECONCILE_EVERY) {
+        moved += reconcile(app, now).await;
+    }
     match jobboard_domain::alerts::run(&app.db, now, app.config.alert_hour).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job alert step failed"),
+    }
+    moved
+}
+
+/// Asks the card processor about the checkout sessions still open an hour after they
+/// were opened, and settles them as their events would have (paid: fulfilled once;
+/// expired: the draft kept and its resume link mailed), so a lost event loses no sale.
+/// Returns how many orders moved.
+async fn reconcile(app: &AppState, now: jobboard_store::Ts) -> u64 {
+    use jobboard_domain::payments::{self, Settled};
+    let before = now.earlier_by(Duration::from_secs(3600));
+    let open = match payments::open_before(&app.db, before, 100).await {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!(error = ?e, "payment reconciliation step failed");
+            return 0;
+        }
+    };
+    let mut moved = 0;
+    for order in open {
+        let (Ok(org), Ok(Some(account))) = (
+            jobboard_domain::orgs::get(&app.db, order.org_id).await,
+            payments::account(&app.db, order.org_id).await,
+        ) else {
+            continue;
+        };
+        let Some(id) = order.session_id.as_deref() else {
+            continue;
+        };
+        let session = match app.processor.session(&account, id).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(order_id = %order.id, error = %e, "open session not read back");
+                continue;
+            }
+        };
+        let outcome = if session.is_paid() {
+            payments::fulfil(&app.db, &org, &session)
+                .await
+                .map(|s| matches!(s, Settled::Fulfilled(_)))
+        } else if session.status == "expired" {
+            payments::expired(&app.db, &org, &session).await
+        } else {
+            Ok(false)
+        };
+        match outcome {
+            Ok(true) => moved += 1,
+            Ok(false) => {}
+            Err(e) => tracing::warn!(order_id = %order.id, error = ?e, "open session not settled"),
+        }
     }
     moved
 }

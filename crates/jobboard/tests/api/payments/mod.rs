@@ -4,6 +4,7 @@
 //! checkout, the signed events, fulfilment once, expiry and resumption, refunds.
 
 mod flow;
+mod reconcile;
 
 use std::{
     io::{BufRead, BufReader},
