@@ -16,6 +16,7 @@
 //!
 //! No card data reaches the server: the processor's hosted page takes it.
 
+pub mod credits;
 pub mod model;
 pub mod signature;
 mod store;

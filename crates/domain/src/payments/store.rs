@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 use super::model::{Order, OrderStatus, Price};
 use crate::{
-    OrgId, Ts,
+    MemberId, OrgId, Ts,
     db::{Db, DbResult, StoreError, Tx},
     dispatch, dispatch_tx,
     members::{Payment, PaymentStatus},
@@ -237,4 +237,55 @@ pub(super) async fn open_before(db: &Db, before: Ts, limit: i64) -> DbResult<Vec
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(before).bind(limit).fetch_all(p).await?
     }))
+}
+
+/// The job posts left on the member's live access records (`active` or `trialing`).
+pub(super) async fn credits_left(db: &Db, org_id: OrgId, member: MemberId) -> DbResult<i64> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT CAST(COALESCE(SUM(jobs_remaining), 0) AS BIGINT) FROM member_access \
+             WHERE org_id = $1 AND user_id = $2 AND status IN ('active', 'trialing') AND jobs_remaining > 0",
+        )
+        .bind(org_id)
+        .bind(member)
+        .fetch_one(p)
+        .await?
+    }))
+}
+
+/// Takes one job post from a live access record of the member that has one left (the
+/// oldest), in one statement guarded by `jobs_remaining > 0`, so concurrent posts never
+/// take it below zero: the record taken from, or `None`.
+pub(super) async fn spend_credit(
+    db: &Db,
+    org_id: OrgId,
+    member: MemberId,
+    now: Ts,
+) -> DbResult<Option<Uuid>> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query_scalar(
+            "UPDATE member_access SET jobs_remaining = jobs_remaining - 1, updated_at = $3 \
+             WHERE id = (SELECT id FROM member_access WHERE org_id = $1 AND user_id = $2 \
+                 AND status IN ('active', 'trialing') AND jobs_remaining > 0 \
+                 ORDER BY created_at, id LIMIT 1) \
+             AND jobs_remaining > 0 RETURNING id",
+        )
+        .bind(org_id)
+        .bind(member)
+        .bind(now)
+        .fetch_optional(p)
+        .await?
+    }))
+}
+
+/// Gives back a job post taken by [`spend_credit`] for a post that was not stored.
+pub(super) async fn give_back_credit(db: &Db, access: Uuid, now: Ts) -> DbResult<()> {
+    dispatch!(db.writer(), p => {
+        sqlx::query("UPDATE member_access SET jobs_remaining = jobs_remaining + 1, updated_at = $2 WHERE id = $1")
+            .bind(access)
+            .bind(now)
+            .execute(p)
+            .await?;
+    });
+    Ok(())
 }

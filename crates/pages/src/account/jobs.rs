@@ -29,6 +29,7 @@ use jobboard_domain::{
     categories,
     jobs::Job,
     orgs::MemberPosts,
+    payments::{self, credits},
 };
 
 struct Row {
@@ -145,6 +146,47 @@ struct FormPage {
     groups: Vec<Fieldset>,
     problems: Vec<(String, String)>,
     notice: Option<String>,
+    /// Where the board sells posts: the member's job posts left (a post then uses one).
+    credits: Option<i64>,
+    /// The prices to choose from when the member has no posts left: (id, label, chosen).
+    prices: Vec<(String, String, bool)>,
+    price_error: Option<String>,
+}
+
+/// What a new post costs the member here: its credits left and, when it has none, the
+/// prices; `None` where the board sells no posts. With the origin of the checkout.
+async fn sale(
+    app: &AppState,
+    member: &Member,
+    chosen: Option<&str>,
+) -> Result<(Option<i64>, Vec<(String, String, bool)>, String), PageError> {
+    let site = &member.site;
+    let offered = payments::offered(&app.db, site.org.id).await?;
+    if offered.is_empty() {
+        return Ok((None, Vec::new(), String::new()));
+    }
+    let left = credits::left(&app.db, &site.org, &member.session.member).await?;
+    if left > 0 {
+        return Ok((Some(left), Vec::new(), String::new()));
+    }
+    let origin = match payments::account(&app.db, site.org.id).await? {
+        Some(a) => a.checkout_origin(),
+        None => String::new(),
+    };
+    let prices = offered
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let id = p.id.to_string();
+            let on = chosen == Some(id.as_str()) || (chosen.is_none() && i == 0);
+            (
+                id,
+                format!("{}: {}, listed for {} days", p.name, p.display(), p.days),
+                on,
+            )
+        })
+        .collect();
+    Ok((Some(0), prices, origin))
 }
 
 /// The post or edit form holding `values`, with `errors` beside their fields.
@@ -176,6 +218,20 @@ async fn form_page(
         MemberPosts::Active => "Your jobs are listed as soon as you save them.",
     };
     let n = errors.len();
+    let (credits, prices, origin) = if editing.is_none() {
+        sale(app, member, values.get("price_id").map(String::as_str)).await?
+    } else {
+        (None, Vec::new(), String::new())
+    };
+    let price_error = errors
+        .iter()
+        .find(|e| e.field == "price_id")
+        .map(|e| e.message.clone());
+    let submit = if prices.is_empty() {
+        submit
+    } else {
+        "Continue to payment"
+    };
     let tpl = FormPage {
         chrome: chrome(site, heading),
         frame: Frame::of(site, &action),
@@ -206,8 +262,12 @@ async fn form_page(
             )),
         },
         action,
+        credits,
+        prices,
+        price_error,
     };
     Ok(Html::render(&tpl, Some(&site.theme.csp_hash))?
+        .allow_form_action(&origin)
         .cache_control("private, no-store")
         .robots("noindex"))
 }
@@ -245,7 +305,47 @@ pub async fn create(State(app): State<AppState>, posted: Posted) -> Result<Respo
     let Posted { member, form } = posted;
     employer_only(&member)?;
     let body = model_form::body_of(&Job::form_fields(), Door::Member, &form);
-    match posts::create(&app.db, &member.site.org, &member.session.member, body).await {
+    let (org, m) = (&member.site.org, &member.session.member);
+    if !payments::offered(&app.db, org.id).await?.is_empty() {
+        // Where the board sells posts: a credit, else a checkout.
+        if let Err(why) = accounts::may_post(m) {
+            return refused(
+                &app,
+                &member,
+                None,
+                &form,
+                Error::conflict(why, serde_json::json!({})),
+            )
+            .await;
+        }
+        let again = model_form::body_of(&Job::form_fields(), Door::Member, &form);
+        match credits::post(&app.db, org, m, again).await {
+            Ok(Some(job)) => {
+                tracing::info!(job_id = %job.id, member_id = %m.id, "job posted by a member with a credit");
+                return Ok(see_other("/account/jobs?notice=posted"));
+            }
+            Ok(None) => {}
+            Err(e) => return refused(&app, &member, None, &form, e).await,
+        }
+        let price = form
+            .get("price_id")
+            .and_then(|v| v.parse::<uuid::Uuid>().ok());
+        let started = match price {
+            Some(price_id) => payments::start_post(&app.db, org, price_id, body, Some(m)).await,
+            None => Err(Error::field(
+                "price_id",
+                "required",
+                "Choose one of the prices shown.",
+            )),
+        };
+        return match started {
+            Ok((job, order, price)) => {
+                crate::board::checkout::open(&app, &member.site, &order, &price, &job.title).await
+            }
+            Err(e) => refused(&app, &member, None, &form, e).await,
+        };
+    }
+    match posts::create(&app.db, org, m, body).await {
         Ok(job) => {
             tracing::info!(job_id = %job.id, member_id = %member.session.member.id, "job posted by a member");
             Ok(see_other("/account/jobs?notice=posted"))

@@ -13,7 +13,7 @@
 
 mod alerts;
 mod apply;
-mod checkout;
+pub(crate) mod checkout;
 mod cms;
 mod cms_submit;
 mod feeds;

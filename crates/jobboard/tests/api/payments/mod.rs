@@ -3,6 +3,7 @@
 //! events signed with the processor's official Python library): the board's form, the
 //! checkout, the signed events, fulfilment once, expiry and resumption, refunds.
 
+mod credits;
 mod flow;
 mod reconcile;
 
