@@ -24,6 +24,7 @@ pub mod categories;
 pub mod cms;
 pub mod jobs;
 pub mod members;
+pub mod payments;
 pub mod plans;
 pub mod webhooks;
 
@@ -53,6 +54,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(docs::base_document())
         .merge(categories::routes())
         .merge(members::routes())
+        .merge(payments::routes())
         .merge(plans::routes())
         .merge(applications::routes())
         .merge(analytics::routes())

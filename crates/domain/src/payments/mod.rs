@@ -26,7 +26,9 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::json;
 use uuid::Uuid;
 
-pub use model::{Order, OrderStatus, PaidPosts, Price, PriceIn, Session, minor_exponent};
+pub use model::{
+    Order, OrderStatus, PaidPosts, PaymentListQuery, Price, PriceIn, Session, minor_exponent,
+};
 
 use crate::{
     Error, Input, JsonDoc, Money, OrgId, Result, Ts,
@@ -148,6 +150,12 @@ pub async fn archive_price(db: &Db, id: Uuid) -> Result<Price> {
     store::archive_price(db, id, db.now())
         .await?
         .ok_or(Error::NotFound("price"))
+}
+
+/// A page of the organization's payments, newest first, as `q` filters them, and how
+/// many match (`GET /api/payments`).
+pub async fn list(db: &Db, org_id: OrgId, q: &PaymentListQuery) -> Result<(Vec<Payment>, i64)> {
+    Ok(store::payments_page(db, org_id, q).await?)
 }
 
 /// Prices are offered on `org`'s board: it has an account and an active price.

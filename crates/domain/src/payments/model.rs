@@ -6,6 +6,9 @@ use uuid::Uuid;
 use crate::{
     JobId, MemberId, OrgId, Ts,
     kind::{Currency, Int, Trimmed},
+    members::PaymentStatus,
+    query,
+    query::{QDate, QEnum, QId, QInt},
     request,
 };
 
@@ -75,6 +78,24 @@ request! {
         pub currency: required Currency,
         /// How many days a job bought at this price is listed.
         pub days: required Int<1, 365>,
+    }
+}
+
+query! {
+    /// Query of `GET /payments`.
+    pub struct PaymentListQuery {
+        /// Only payments with this status.
+        pub status: QEnum<PaymentStatus> = optional,
+        /// Only the payments of this member (its id).
+        pub member: QId<MemberId> = optional,
+        /// Only the payments for this job.
+        pub job_id: QId<JobId> = optional,
+        /// Only payments made on or after this day (UTC).
+        pub since: QDate = optional,
+        /// Page number, from 1.
+        pub page: QInt<1, 1_000_000> = default(1),
+        /// Payments per page, 1 to 100.
+        pub per_page: QInt<1, 100> = default(20),
     }
 }
 

@@ -289,3 +289,42 @@ pub(super) async fn give_back_credit(db: &Db, access: Uuid, now: Ts) -> DbResult
     });
     Ok(())
 }
+
+/// A page of the organization's payments, newest first, as `q` filters them, and how
+/// many match.
+pub(super) async fn payments_page(
+    db: &Db,
+    org_id: OrgId,
+    q: &super::model::PaymentListQuery,
+) -> DbResult<(Vec<Payment>, i64)> {
+    let since = q
+        .since
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| Ts::from_micros(t.and_utc().timestamp_micros()));
+    Ok(dispatch!(db.reader(), p => {
+        let mut count = sqlx::QueryBuilder::new("SELECT COUNT(*) FROM payments WHERE org_id = ");
+        let mut page = sqlx::QueryBuilder::new(format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE org_id = "));
+        for qb in [&mut count, &mut page] {
+            qb.push_bind(org_id);
+            if let Some(s) = q.status {
+                qb.push(" AND status = ").push_bind(s);
+            }
+            if let Some(m) = q.member {
+                qb.push(" AND user_id = ").push_bind(m);
+            }
+            if let Some(j) = q.job_id {
+                qb.push(" AND job_id = ").push_bind(j);
+            }
+            if let Some(t) = since {
+                qb.push(" AND created_at >= ").push_bind(t);
+            }
+        }
+        page.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+            .push_bind(q.per_page)
+            .push(" OFFSET ")
+            .push_bind((q.page - 1) * q.per_page);
+        let total: i64 = count.build_query_scalar().fetch_one(p).await?;
+        let rows: Vec<Payment> = page.build_query_as().fetch_all(p).await?;
+        (rows, total)
+    }))
+}

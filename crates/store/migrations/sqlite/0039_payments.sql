@@ -49,3 +49,6 @@ CREATE TABLE orders (
 CREATE UNIQUE INDEX orders_session ON orders(org_id, session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX orders_open ON orders(status, created_at);
 CREATE INDEX orders_job ON orders(org_id, job_id);
+
+-- The organization's payments newest first (GET /api/payments).
+CREATE INDEX payments_org ON payments(org_id, created_at, id);

@@ -94,6 +94,28 @@ async fn a_paid_post_is_published_once(b: Backend) {
         jobboard_store::Ts::parse(job.body["data"]["expires_at"].as_str().unwrap()).unwrap();
     let days = (expires.micros() - t.app.clock.now().micros()) / 86_400_000_000;
     assert_eq!(days, 29, "listed for the price's 30 days");
+    // The API lists it, with the filters.
+    let listed = t.get("/payments").await;
+    listed.expect(200);
+    assert_eq!(listed.body["meta"]["pagination"]["total_items"], 1);
+    let row = &listed.body["data"][0];
+    assert_eq!(row["processorSessionId"], session.as_str());
+    assert_eq!(row["paymentProvider"], "processor");
+    assert_eq!(row["jobId"], id);
+    for (query, n) in [
+        ("status=succeeded", 1),
+        ("status=refunded", 0),
+        (&format!("job_id={id}") as &str, 1),
+        ("since=2000-01-01", 1),
+        ("since=2999-01-01", 0),
+    ] {
+        let r = t.get(&format!("/payments?{query}")).await;
+        r.expect(200);
+        assert_eq!(r.body["data"].as_array().unwrap().len(), n, "{query}");
+    }
+    t.get("/payments?since=yesterday")
+        .await
+        .expect_error(422, "validation_failed");
 }
 
 async fn bad_or_stale_signatures_change_nothing(b: Backend) {
