@@ -11,6 +11,7 @@ mod alerts;
 mod common;
 mod dashboard;
 pub mod harness;
+mod payments;
 mod reset;
 #[path = "../api/smtp_sink.rs"]
 mod smtp_sink;
