@@ -197,6 +197,7 @@ mod tests {
             amount: 4900,
             currency: "EUR".into(),
             days: 30,
+            featured_days: None,
             archived_at: None,
             created_at: Ts::from_micros(0),
         };

@@ -37,6 +37,10 @@ pub async fn tick(app: &AppState) -> u64 {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "job expiry step failed"),
     }
+    match jobboard_domain::jobs::unfeature_due(&app.db, now).await {
+        Ok(n) => moved += n,
+        Err(e) => tracing::warn!(error = ?e, "featured job end step failed"),
+    }
     match jobboard_domain::cms::expire_due(&app.db, now).await {
         Ok(n) => moved += n,
         Err(e) => tracing::warn!(error = ?e, "CMS expiry step failed"),

@@ -130,26 +130,64 @@ async fn apply(
     .ok_or(Error::NotFound("job"))
 }
 
-/// Moves job `id` to `status` (and, when given, `expires_at`) in the caller's transaction
-/// `tx`, with the events of [`update`]: a paid post published, or a refunded one taken
+/// What a payment changes of a job.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Paid {
+    pub status: Option<JobStatus>,
+    pub expires_at: Option<Ts>,
+    /// Featured (sticky) until then.
+    pub featured_until: Option<Ts>,
+}
+
+/// Applies `paid` to job `id` in the caller's transaction `tx`, with the events of
+/// [`update`]: a paid post published, a featured upgrade, or a refunded post taken
 /// down, together with its payment.
-pub(crate) async fn set_status_in(
+pub(crate) async fn set_paid_in(
     tx: &mut crate::db::Tx,
     outgoing: Option<&crate::db::Outgoing>,
     org_id: OrgId,
     id: JobId,
-    status: JobStatus,
-    expires_at: Option<Ts>,
+    paid: Paid,
 ) -> Result<Option<Job>> {
     store::update_in(tx, outgoing, org_id, id, |current| {
         let mut next = current.clone();
-        next.status = status;
-        if expires_at.is_some() {
-            next.expires_at = expires_at;
+        if let Some(s) = paid.status {
+            next.status = s;
+        }
+        if paid.expires_at.is_some() {
+            next.expires_at = paid.expires_at;
+        }
+        if paid.featured_until.is_some() {
+            next.featured_until = paid.featured_until;
+            next.is_sticky = true;
         }
         Ok(next)
     })
     .await
+}
+
+/// Ends the featuring of jobs whose `featured_until` has passed (they stop being
+/// sticky, with `job.updated`), each in its own transaction; how many.
+pub async fn unfeature_due(db: &Db, now: Ts) -> Result<u64> {
+    let mut moved = 0;
+    for (org_id, id) in store::featured_due(db, now).await? {
+        let changed = store::update(db, org_id, id, |current| {
+            let mut next = current.clone();
+            if current
+                .featured_until
+                .is_some_and(|t| t.micros() <= now.micros())
+            {
+                next.is_sticky = false;
+                next.featured_until = None;
+            }
+            Ok(next)
+        })
+        .await?;
+        if changed.is_some() {
+            moved += 1;
+        }
+    }
+    Ok(moved)
 }
 
 /// Deletes a job permanently. Emits `job.deleted`. A job that other records (payments)

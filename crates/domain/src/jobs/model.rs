@@ -164,6 +164,15 @@ model! {
                 .group(Group::Listing)
                 .staff_only()
                 .no_ld(),
+        /// While set and not past, the job is featured: `is_sticky` (listed first) until
+        /// then, when the scheduler ends it (`job.updated`). Set by a paid featured upgrade,
+        /// or by staff.
+        write featured_until: Option<Ts> = optional Instant
+            => Field::date_time("Featured until (UTC)")
+                .hint("The job is listed first (sticky) until then.")
+                .group(Group::Listing)
+                .staff_only()
+                .no_ld(),
         /// When the job stops being listed; it then moves to `expired` by itself.
         write expires_at: Option<Ts> = optional Instant
             => Field::date_time("Expires at (UTC)")

@@ -323,3 +323,16 @@ pub(super) async fn mark_reminded(tx: &mut Tx, org_id: OrgId, id: JobId) -> DbRe
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(&mut **t).await?
     }))
 }
+
+/// Jobs whose featuring has ended by `now` (at most 200 a pass).
+pub(super) async fn featured_due(db: &Db, now: Ts) -> DbResult<Vec<(OrgId, JobId)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT org_id, id FROM jobs WHERE featured_until IS NOT NULL AND featured_until <= $1 \
+             ORDER BY featured_until LIMIT 200",
+        )
+        .bind(now)
+        .fetch_all(p)
+        .await?
+    }))
+}

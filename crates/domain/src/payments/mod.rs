@@ -39,6 +39,9 @@ use crate::{
     orgs::Org,
 };
 
+/// The kind of an order that features a live job.
+pub const KIND_FEATURE: &str = "feature";
+
 /// The processor's own API base, when an account names none.
 pub const DEFAULT_API_URL: &str = "https://api.stripe.com";
 
@@ -128,6 +131,7 @@ pub async fn create_price(db: &Db, org_id: OrgId, body: Input) -> Result<Price> 
         amount: p.amount,
         currency: p.currency,
         days: p.days,
+        featured_days: p.featured_days,
         archived_at: None,
         created_at: db.now(),
     };
@@ -213,6 +217,63 @@ pub async fn start_post(
     };
     store::insert_order(db, &order).await?;
     tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %job.id, "paid post started");
+    Ok((job, order, price))
+}
+
+/// The prices of a featured upgrade (those with featured days), oldest first.
+pub async fn feature_prices(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
+    Ok(offered(db, org_id)
+        .await?
+        .into_iter()
+        .filter(|p| p.featured_days.is_some())
+        .collect())
+}
+
+/// Starts the featured upgrade of live job `job_id` of `member` at price `price_id` (one
+/// with featured days): its order. The caller opens the checkout session.
+pub async fn start_feature(
+    db: &Db,
+    org: &Org,
+    member: &Member,
+    job_id: crate::JobId,
+    price_id: Uuid,
+) -> Result<(Job, Order, Price)> {
+    let job = crate::accounts::posts::owned(db, org.id, member, job_id).await?;
+    if job.status != JobStatus::Active {
+        return Err(Error::conflict(
+            "Only a job that is live on the board can be featured.",
+            json!({ "reason": "not_active" }),
+        ));
+    }
+    let price = match store::price(db, Some(org.id), price_id).await? {
+        Some(p) if p.archived_at.is_none() && p.featured_days.is_some() => p,
+        _ => {
+            return Err(Error::field(
+                "price_id",
+                "not_found",
+                "Choose one of the featured upgrades shown.",
+            ));
+        }
+    };
+    let now = db.now();
+    let order = Order {
+        id: Uuid::now_v7(),
+        org_id: org.id,
+        job_id: job.id,
+        price_id: price.id,
+        kind: KIND_FEATURE.into(),
+        member_id: Some(member.id),
+        email: Some(member.email.clone()),
+        status: OrderStatus::Draft,
+        amount: price.amount,
+        currency: price.currency.clone(),
+        session_id: None,
+        session_url: None,
+        created_at: now,
+        updated_at: now,
+        fulfilled_at: None,
+    };
+    store::insert_order(db, &order).await?;
     Ok((job, order, price))
 }
 
@@ -327,22 +388,24 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
         updated_at: now,
     };
     members::record_payment_in(&mut tx, &payment).await?;
-    let status = match org.paid_posts {
-        PaidPosts::Pending => JobStatus::Pending,
-        PaidPosts::Active => JobStatus::Active,
+    let days = |n: i64| std::time::Duration::from_secs(u64::try_from(n).unwrap_or(1) * 86_400);
+    let featured_until = price.featured_days.map(|n| now.later_by(days(n)));
+    let paid = if order.kind == KIND_FEATURE {
+        jobs::Paid {
+            featured_until,
+            ..jobs::Paid::default()
+        }
+    } else {
+        jobs::Paid {
+            status: Some(match org.paid_posts {
+                PaidPosts::Pending => JobStatus::Pending,
+                PaidPosts::Active => JobStatus::Active,
+            }),
+            expires_at: Some(now.later_by(days(price.days))),
+            featured_until,
+        }
     };
-    let until = now.later_by(std::time::Duration::from_secs(
-        u64::try_from(price.days).unwrap_or(1) * 86_400,
-    ));
-    jobs::set_status_in(
-        &mut tx,
-        db.outgoing(),
-        org.id,
-        order.job_id,
-        status,
-        Some(until),
-    )
-    .await?;
+    jobs::set_paid_in(&mut tx, db.outgoing(), org.id, order.job_id, paid).await?;
     tx.commit().await?;
     tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %order.job_id, "paid post fulfilled");
     Ok(Settled::Fulfilled(Box::new(order)))
@@ -379,11 +442,19 @@ pub async fn expired(db: &Db, org: &Org, session: &Session) -> Result<bool> {
     };
     if let (Some(out), Some(to)) = (db.outgoing(), order.email.as_deref()) {
         let link = out.board_url(org.domain.as_deref(), &resume_path(db, &order).await?);
-        let text = format!(
-            "Your job was saved at {}, but the payment was not completed, so it is not listed yet.\n\n\
-             To pay and publish it, open:\n\n{link}\n",
-            org.name
-        );
+        let text = if order.kind == KIND_FEATURE {
+            format!(
+                "The featured upgrade of your job at {} was not paid, so the job is listed as before.\n\n\
+                 To pay for the upgrade, open:\n\n{link}\n",
+                org.name
+            )
+        } else {
+            format!(
+                "Your job was saved at {}, but the payment was not completed, so it is not listed yet.\n\n\
+                 To pay and publish it, open:\n\n{link}\n",
+                org.name
+            )
+        };
         let msg = Message::new(
             "order_resume",
             to,
@@ -419,13 +490,15 @@ pub async fn refunded(db: &Db, org: &Org, payment_intent: &str) -> Result<bool> 
         .await?;
     }
     if org.refund_unpublishes {
-        jobs::set_status_in(
+        jobs::set_paid_in(
             &mut tx,
             db.outgoing(),
             org.id,
             payment.job_id,
-            JobStatus::Expired,
-            None,
+            jobs::Paid {
+                status: Some(JobStatus::Expired),
+                ..jobs::Paid::default()
+            },
         )
         .await?;
     }

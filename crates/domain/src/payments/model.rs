@@ -46,6 +46,8 @@ pub struct Price {
     pub currency: String,
     /// How many days a job bought at this price is listed.
     pub days: i64,
+    /// How many days a job bought (or upgraded) at this price is featured; none: not.
+    pub featured_days: Option<i64>,
     pub archived_at: Option<Ts>,
     pub created_at: Ts,
 }
@@ -78,6 +80,9 @@ request! {
         pub currency: required Currency,
         /// How many days a job bought at this price is listed.
         pub days: required Int<1, 365>,
+        /// How many days a job bought or upgraded at this price is featured (listed
+        /// first); a price with it is offered as the featured upgrade of a live job.
+        pub featured_days: optional Int<1, 365>,
     }
 }
 
@@ -196,6 +201,7 @@ mod tests {
             amount: 4900,
             currency: "EUR".into(),
             days: 30,
+            featured_days: None,
             archived_at: None,
             created_at: Ts::from_micros(0),
         };

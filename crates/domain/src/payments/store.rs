@@ -10,7 +10,8 @@ use crate::{
     members::{Payment, PaymentStatus},
 };
 
-const PRICE_COLUMNS: &str = "id, org_id, name, amount, currency, days, archived_at, created_at";
+const PRICE_COLUMNS: &str =
+    "id, org_id, name, amount, currency, days, featured_days, archived_at, created_at";
 const ORDER_COLUMNS: &str = "id, org_id, job_id, price_id, kind, member_id, email, status, amount, \
      currency, session_id, session_url, created_at, updated_at, fulfilled_at";
 const PAYMENT_COLUMNS: &str = "id, org_id AS organization_id, user_id, job_id, plan_id, amount, \
@@ -58,8 +59,8 @@ pub(super) async fn set_account(
 pub(super) async fn insert_price(db: &Db, p: &Price) -> DbResult<()> {
     dispatch!(db.writer(), c => {
         sqlx::query(
-            "INSERT INTO prices (id, org_id, name, amount, currency, days, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO prices (id, org_id, name, amount, currency, days, featured_days, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(p.id)
         .bind(p.org_id)
@@ -67,6 +68,7 @@ pub(super) async fn insert_price(db: &Db, p: &Price) -> DbResult<()> {
         .bind(p.amount)
         .bind(&p.currency)
         .bind(p.days)
+        .bind(p.featured_days)
         .bind(p.created_at)
         .execute(c)
         .await?;

@@ -26,6 +26,10 @@ pub enum PricesCmd {
         /// How many days a job bought at this price is listed.
         #[arg(long)]
         days: i64,
+        /// How many days a job bought at this price is featured (listed first); a price
+        /// with it is also offered as the featured upgrade of a live job.
+        #[arg(long)]
+        featured_days: Option<i64>,
     },
     /// List an organization's prices (archived ones marked).
     List {
@@ -44,15 +48,19 @@ pub async fn run(db: &Db, cmd: PricesCmd) -> anyhow::Result<()> {
             amount,
             currency,
             days,
+            featured_days,
         } => {
             if !org_exists(db, org).await? {
                 anyhow::bail!("no organization {org}");
             }
-            let Value::Object(body) =
+            let Value::Object(mut body) =
                 json!({"name": name, "amount": amount, "currency": currency, "days": days})
             else {
                 unreachable!()
             };
+            if let Some(f) = featured_days {
+                body.insert("featured_days".into(), f.into());
+            }
             let p = payments::create_price(db, org, Input::new(body))
                 .await
                 .map_err(described)?;
@@ -68,11 +76,14 @@ pub async fn run(db: &Db, cmd: PricesCmd) -> anyhow::Result<()> {
         PricesCmd::List { org } => {
             for p in payments::all_prices(db, org).await.map_err(described)? {
                 println!(
-                    "{}\t{}\t{}\t{} days{}",
+                    "{}\t{}\t{}\t{} days{}{}",
                     p.id,
                     p.name,
                     p.display(),
                     p.days,
+                    p.featured_days
+                        .map(|f| format!(", featured {f} days"))
+                        .unwrap_or_default(),
                     if p.archived_at.is_some() {
                         "\tarchived"
                     } else {

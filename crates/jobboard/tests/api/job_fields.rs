@@ -115,6 +115,7 @@ async fn every_door_shows_the_models_fields(b: Backend) {
             "is_highlighted",
             "is_sticky",
             "owner_user_id",
+            "featured_until",
             "expires_at",
             "status"
         ]
@@ -164,6 +165,7 @@ fn full_body(category: &str, owner: &str) -> Value {
         "salary_period": "yearly",
         "contact_email": "jobs@acme.example",
         "owner_user_id": owner,
+        "featured_until": "2099-01-01T00:00:00Z",
         "expires_at": "2099-01-01T00:00:00Z",
         "status": "active",
     })

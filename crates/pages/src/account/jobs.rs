@@ -55,6 +55,8 @@ struct JobsPage {
     total: i64,
     page: i64,
     pages: i64,
+    /// The featured upgrade offered for live jobs: (price id, label).
+    feature: Option<(String, String)>,
 }
 
 fn chrome(site: &Site, title: &str) -> Chrome {
@@ -115,7 +117,23 @@ pub async fn list(
             applications: o.counts.applications,
         })
         .collect();
+    let feature_prices = payments::feature_prices(&app.db, site.org.id).await?;
+    let feature = feature_prices.first().map(|p| {
+        (
+            p.id.to_string(),
+            format!(
+                "Feature for {} days ({})",
+                p.featured_days.unwrap_or_default(),
+                p.display()
+            ),
+        )
+    });
+    let origin = match payments::account(&app.db, site.org.id).await? {
+        Some(a) if feature.is_some() => a.checkout_origin(),
+        _ => String::new(),
+    };
     let tpl = JobsPage {
+        feature,
         chrome: chrome(site, "Your jobs"),
         frame: Frame::of(site, "/account/jobs"),
         here: "jobs",
@@ -127,7 +145,9 @@ pub async fn list(
         page,
         pages: (listed.total + posts::PAGE - 1) / posts::PAGE,
     };
-    Ok(page_of(Html::render(&tpl, Some(&site.theme.csp_hash))?))
+    Ok(page_of(
+        Html::render(&tpl, Some(&site.theme.csp_hash))?.allow_form_action(&origin),
+    ))
 }
 
 #[derive(Template)]
@@ -512,4 +532,33 @@ pub async fn applications_csv(
         HeaderValue::from_static("private, no-store"),
     );
     Ok(res)
+}
+
+/// `POST /account/jobs/{id}/feature` (`price_id`): the featured upgrade of a live job,
+/// paid through the same checkout as a post.
+pub async fn feature(
+    State(app): State<AppState>,
+    Path(raw): Path<String>,
+    posted: Posted,
+) -> Result<Response, PageError> {
+    let Posted { member, form } = posted;
+    employer_only(&member)?;
+    let id = job_id(&raw)?;
+    let price = form
+        .get("price_id")
+        .and_then(|v| v.parse::<uuid::Uuid>().ok())
+        .ok_or_else(|| PageError::bad_request("Choose a featured upgrade."))?;
+    match payments::start_feature(&app.db, &member.site.org, &member.session.member, id, price)
+        .await
+    {
+        Ok((job, order, price)) => {
+            crate::board::checkout::open(&app, &member.site, &order, &price, &job.title).await
+        }
+        Err(Error::Conflict { message, .. }) => Err(PageError::new(
+            StatusCode::CONFLICT,
+            "The job cannot be featured",
+            message,
+        )),
+        Err(e) => Err(e.into()),
+    }
 }

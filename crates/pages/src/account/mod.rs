@@ -53,6 +53,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/account/jobs/{id}/close", post(jobs::close))
         .route("/account/jobs/{id}/renew", post(jobs::renew))
+        .route("/account/jobs/{id}/feature", post(jobs::feature))
         .route("/account/jobs/{id}/applications", get(jobs::applications))
         .route(
             "/account/jobs/{id}/applications.csv",

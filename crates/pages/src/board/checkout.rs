@@ -193,19 +193,41 @@ pub async fn resume(
         Some(a) => a.checkout_origin(),
         None => return Err(PageError::not_found()),
     };
+    let (title, lines) = if order.kind == payments::KIND_FEATURE {
+        (
+            "Pay to feature your job",
+            vec![
+                format!(
+                    "The featured upgrade of “{}” waits for its payment.",
+                    job.title
+                ),
+                format!(
+                    "{}: {}, featured for {} days.",
+                    price.name,
+                    price.display(),
+                    price.featured_days.unwrap_or_default()
+                ),
+            ],
+        )
+    } else {
+        (
+            "Pay to publish your job",
+            vec![
+                format!("“{}” is saved and waits for its payment.", job.title),
+                format!(
+                    "{}: {}, listed for {} days.",
+                    price.name,
+                    price.display(),
+                    price.days
+                ),
+            ],
+        )
+    };
     page(
         &site,
         StatusCode::OK,
-        "Pay to publish your job",
-        vec![
-            format!("“{}” is saved and waits for its payment.", job.title),
-            format!(
-                "{}: {}, listed for {} days.",
-                price.name,
-                price.display(),
-                price.days
-            ),
-        ],
+        title,
+        lines,
         Some((
             format!("/post-a-job/resume/{token}"),
             gate::token(&app, &binding(&site)).await?,

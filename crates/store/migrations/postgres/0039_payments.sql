@@ -3,6 +3,10 @@
 ALTER TABLE organizations ADD COLUMN paid_posts TEXT NOT NULL DEFAULT 'pending';
 ALTER TABLE organizations ADD COLUMN refund_unpublishes BOOLEAN NOT NULL DEFAULT TRUE;
 
+-- A featured job is listed first (sticky) until then; the scheduler ends it.
+ALTER TABLE jobs ADD COLUMN featured_until TIMESTAMPTZ;
+CREATE INDEX jobs_featured ON jobs(featured_until) WHERE featured_until IS NOT NULL;
+
 -- The organization's account at the card processor: read only to talk to it, never
 -- listed, printed or logged.
 CREATE TABLE payment_accounts (
@@ -13,8 +17,8 @@ CREATE TABLE payment_accounts (
     updated_at     TIMESTAMPTZ NOT NULL
 );
 
--- What a post costs: an amount in minor units of a currency, and how many days the job is
--- listed.
+-- What a post (or a featured upgrade) costs: an amount in minor units of a currency, how
+-- many days the job is listed, and how many it is featured.
 CREATE TABLE prices (
     id            UUID        PRIMARY KEY,
     org_id        BIGINT      NOT NULL REFERENCES organizations(id),
@@ -22,6 +26,7 @@ CREATE TABLE prices (
     amount        BIGINT      NOT NULL CHECK (amount > 0),
     currency      TEXT        NOT NULL,
     days          BIGINT      NOT NULL CHECK (days > 0),
+    featured_days BIGINT      CHECK (featured_days > 0),
     archived_at   TIMESTAMPTZ,
     created_at    TIMESTAMPTZ NOT NULL
 );

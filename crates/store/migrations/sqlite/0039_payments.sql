@@ -3,6 +3,10 @@
 ALTER TABLE organizations ADD COLUMN paid_posts TEXT NOT NULL DEFAULT 'pending';
 ALTER TABLE organizations ADD COLUMN refund_unpublishes INTEGER NOT NULL DEFAULT 1;
 
+-- A featured job is listed first (sticky) until then; the scheduler ends it.
+ALTER TABLE jobs ADD COLUMN featured_until INTEGER;
+CREATE INDEX jobs_featured ON jobs(featured_until) WHERE featured_until IS NOT NULL;
+
 -- The organization's account at the card processor: read only to talk to it, never
 -- listed, printed or logged.
 CREATE TABLE payment_accounts (
@@ -13,8 +17,8 @@ CREATE TABLE payment_accounts (
     updated_at     INTEGER NOT NULL
 );
 
--- What a post costs: an amount in minor units of a currency, and how many days the job is
--- listed.
+-- What a post (or a featured upgrade) costs: an amount in minor units of a currency, how
+-- many days the job is listed, and how many it is featured.
 CREATE TABLE prices (
     id            BLOB    PRIMARY KEY,
     org_id        INTEGER NOT NULL REFERENCES organizations(id),
@@ -22,6 +26,7 @@ CREATE TABLE prices (
     amount        INTEGER NOT NULL CHECK (amount > 0),
     currency      TEXT    NOT NULL,
     days          INTEGER NOT NULL CHECK (days > 0),
+    featured_days INTEGER CHECK (featured_days > 0),
     archived_at   INTEGER,
     created_at    INTEGER NOT NULL
 );

@@ -4,6 +4,7 @@
 //! checkout, the signed events, fulfilment once, expiry and resumption, refunds.
 
 mod credits;
+mod featured;
 mod flow;
 mod reconcile;
 
