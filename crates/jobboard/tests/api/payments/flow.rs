@@ -77,6 +77,10 @@ async fn a_paid_post_is_published_once(b: Backend) {
     thanks.expect(200);
     assert!(thanks.text.contains("your payment was received"));
     assert!(thanks.text.contains("is live on the board now"));
+    // An event out of order (the session's expiry, after its payment) changes nothing.
+    assert_eq!(p.control("expire", &session).await["delivered"], 200);
+    assert_eq!(jobs(&t).await, [("Night baker".to_string(), "active".to_string())]);
+    assert_eq!(drain(&t.app).await, 1, "only the job-is-live mail, no resume link");
     let paid = members::payments(t.db(), t.org_id).await.unwrap();
     assert_eq!(paid.len(), 1, "one payment");
     assert_eq!(
