@@ -162,6 +162,61 @@ pub async fn list(db: &Db, org_id: OrgId, q: &PaymentListQuery) -> Result<(Vec<P
     Ok(store::payments_page(db, org_id, q).await?)
 }
 
+/// The sum of one month's succeeded payments in one currency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonthTotal {
+    /// `YYYY-MM` (UTC).
+    pub month: String,
+    pub currency: String,
+    pub total: Money,
+    pub count: i64,
+}
+
+/// The succeeded payments of the last `months` months (this one included), summed per
+/// month and currency, newest month first; exact (decimal) sums.
+pub async fn month_totals(db: &Db, org_id: OrgId, months: u32) -> Result<Vec<MonthTotal>> {
+    use chrono::{Datelike, TimeZone};
+    let now = chrono::Utc
+        .timestamp_micros(db.now().micros())
+        .single()
+        .unwrap_or_default();
+    let mut first = now.date_naive().with_day(1).unwrap_or_default();
+    for _ in 1..months.max(1) {
+        first = (first - chrono::Days::new(1)).with_day(1).unwrap_or(first);
+    }
+    let since = Ts::from_micros(
+        first
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_micros())
+            .unwrap_or_default(),
+    );
+    let mut totals: Vec<MonthTotal> = Vec::new();
+    for (at, currency, amount) in store::succeeded_since(db, org_id, since).await? {
+        let month = chrono::Utc
+            .timestamp_micros(at.micros())
+            .single()
+            .map(|t| t.format("%Y-%m").to_string())
+            .unwrap_or_default();
+        match totals
+            .iter_mut()
+            .find(|t| t.month == month && t.currency == currency)
+        {
+            Some(t) => {
+                t.total = Money(t.total.0 + amount.0);
+                t.count += 1;
+            }
+            None => totals.push(MonthTotal {
+                month,
+                currency,
+                total: amount,
+                count: 1,
+            }),
+        }
+    }
+    totals.sort_by(|a, b| b.month.cmp(&a.month).then(a.currency.cmp(&b.currency)));
+    Ok(totals)
+}
+
 /// Prices are offered on `org`'s board: it has an account and an active price.
 pub async fn offered(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
     if account(db, org_id).await?.is_none() {

@@ -330,3 +330,22 @@ pub(super) async fn payments_page(
         (rows, total)
     }))
 }
+
+/// The succeeded payments of the organization made since `since`: (when, currency,
+/// amount).
+pub(super) async fn succeeded_since(
+    db: &Db,
+    org_id: OrgId,
+    since: Ts,
+) -> DbResult<Vec<(Ts, String, crate::Money)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT created_at, currency, amount FROM payments \
+             WHERE org_id = $1 AND status = 'succeeded' AND created_at >= $2 ORDER BY created_at",
+        )
+        .bind(org_id)
+        .bind(since)
+        .fetch_all(p)
+        .await?
+    }))
+}

@@ -28,6 +28,7 @@ mod keys;
 mod login;
 mod login_two_factor;
 mod members;
+mod payments;
 mod reset;
 pub(crate) mod session;
 mod staff;
@@ -140,6 +141,14 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/dashboard/members/{id}",
             get(members::show).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/payments",
+            get(payments::list).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/payments.csv",
+            get(payments::csv).fallback(only(READ)),
         )
         .route(
             "/dashboard/members/{id}/approval",
@@ -295,7 +304,7 @@ pub fn setup_url(config: &Config, token: &str) -> String {
 pub struct Nav {
     pub org_name: String,
     pub email: String,
-    /// `home`, `jobs`, `applications`, `members`, `cms`, `webhooks`, `analytics`,
+    /// `home`, `jobs`, `applications`, `members`, `payments`, `cms`, `webhooks`, `analytics`,
     /// `api-keys`, `board`, `staff`, `password`, `two-factor`, `audit`.
     pub section: &'static str,
     pub csrf: String,

@@ -79,8 +79,15 @@ async fn a_paid_post_is_published_once(b: Backend) {
     assert!(thanks.text.contains("is live on the board now"));
     // An event out of order (the session's expiry, after its payment) changes nothing.
     assert_eq!(p.control("expire", &session).await["delivered"], 200);
-    assert_eq!(jobs(&t).await, [("Night baker".to_string(), "active".to_string())]);
-    assert_eq!(drain(&t.app).await, 1, "only the job-is-live mail, no resume link");
+    assert_eq!(
+        jobs(&t).await,
+        [("Night baker".to_string(), "active".to_string())]
+    );
+    assert_eq!(
+        drain(&t.app).await,
+        1,
+        "only the job-is-live mail, no resume link"
+    );
     let paid = members::payments(t.db(), t.org_id).await.unwrap();
     assert_eq!(paid.len(), 1, "one payment");
     assert_eq!(
@@ -120,6 +127,24 @@ async fn a_paid_post_is_published_once(b: Backend) {
     t.get("/payments?since=yesterday")
         .await
         .expect_error(422, "validation_failed");
+    // Staff read it in the dashboard: the list, the month's total, the CSV.
+    crate::dashboard::add_user(&t, t.org_id, "staff@example.com").await;
+    let staff = crate::dashboard::Browser::signed_in(&t, "staff@example.com").await;
+    let page = staff.get("/dashboard/payments").await;
+    page.expect(200);
+    let doc = page.html();
+    assert_eq!(doc.select(&sel("tr.payment")).count(), 1);
+    let total: String = doc
+        .select(&sel("table.month-totals td.amount"))
+        .next()
+        .unwrap()
+        .text()
+        .collect();
+    assert_eq!(total, "49 EUR");
+    let csv = staff.get("/dashboard/payments.csv").await;
+    csv.expect(200);
+    assert_eq!(csv.text.lines().count(), 2);
+    assert!(csv.text.contains(&session));
 }
 
 async fn bad_or_stale_signatures_change_nothing(b: Backend) {
