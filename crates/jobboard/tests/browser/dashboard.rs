@@ -249,6 +249,7 @@ async fn the_first_staff_user_runs_the_board() {
         ("/dashboard/members".to_string(), "members"),
         (format!("/dashboard/members/{member}"), "a member's page"),
         ("/dashboard/payments".to_string(), "payments"),
+        ("/dashboard/settings/prices".to_string(), "prices"),
         ("/dashboard/cms".to_string(), "CMS collections"),
         ("/dashboard/cms/new".to_string(), "a new collection"),
         (

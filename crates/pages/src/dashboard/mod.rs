@@ -29,6 +29,7 @@ mod login;
 mod login_two_factor;
 mod members;
 mod payments;
+mod prices;
 mod reset;
 pub(crate) mod session;
 mod staff;
@@ -221,6 +222,14 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/dashboard/settings/api-keys/{id}/revoke",
             post(keys::revoke).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/settings/prices",
+            get(prices::show).post(prices::create).fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/settings/prices/{id}/archive",
+            post(prices::archive).fallback(only(POST)),
         )
         .route(
             "/dashboard/settings/board",

@@ -6,6 +6,7 @@
 mod credits;
 mod featured;
 mod flow;
+mod prices_page;
 mod reconcile;
 
 use std::{
