@@ -50,7 +50,7 @@ pub struct ExportOrg {
 
 /// Everything the board keeps about member `id` of `org_id`.
 pub async fn export(db: &Db, org_id: OrgId, org_name: &str, id: MemberId) -> Result<Export> {
-    let member = records::member(db, org_id, id)
+    let member = members::member(db, org_id, id)
         .await?
         .ok_or(Error::NotFound("member"))?;
     Ok(Export {
@@ -81,7 +81,7 @@ pub struct Erased {
 /// Erases member `id` of `org_id` (see the module's rules).
 pub async fn erase(db: &Db, org_id: OrgId, id: MemberId) -> Result<Erased> {
     let mut tx = db.begin().await?;
-    let member = records::member_in(&mut tx, org_id, id)
+    let member = members::member_by_id_in(&mut tx, org_id, id)
         .await?
         .ok_or(Error::NotFound("member"))?;
     let applications =
@@ -107,8 +107,7 @@ pub async fn erase(db: &Db, org_id: OrgId, id: MemberId) -> Result<Erased> {
 /// Erases the member of `org_id` whose address is `email` (staff answering a request by
 /// mail: `jobboard members erase`).
 pub async fn erase_address(db: &Db, org_id: OrgId, email: &str) -> Result<Erased> {
-    let identity = crate::links::email_identity(email.trim());
-    let member = store::member_with_identity(db, org_id, &identity)
+    let member = members::member_of_address(db, org_id, email.trim())
         .await?
         .ok_or(Error::NotFound("member"))?;
     erase(db, org_id, member.id).await

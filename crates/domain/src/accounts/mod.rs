@@ -138,7 +138,7 @@ pub async fn request_link(
             return Ok(Requested::Limited { retry_after });
         }
     }
-    let member = store::member_with_identity(db, org.id, &identity).await?;
+    let member = crate::members::member_of_address(db, org.id, &identity).await?;
     let admission = match (&member, org.member_signup) {
         (Some(_), _) => Admission::Member,
         (None, MemberSignup::Open) => Admission::Signup(r.role.unwrap_or(SignupRole::Jobseeker)),

@@ -9,11 +9,10 @@ use crate::{
     JobId, MemberId, OrgId, Ts,
     alerts::Alert,
     applications::Application,
-    db::{Backend, Db, DbResult, StoreError, Tx},
+    db::{Backend, Db, DbResult, Tx},
     dispatch, dispatch_tx,
     jobs::Job,
     links,
-    members::Member,
 };
 
 static JOB_COLUMNS: LazyLock<String> = LazyLock::new(|| Job::COLUMNS.join(", "));
@@ -27,42 +26,6 @@ fn folded_email(backend: Backend) -> &'static str {
             "translate(email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
         }
     }
-}
-
-/// Member `id` of `org_id`.
-pub(super) async fn member(db: &Db, org_id: OrgId, id: MemberId) -> DbResult<Option<Member>> {
-    let sql = format!(
-        "SELECT {} FROM members m WHERE m.org_id = $1 AND m.id = $2",
-        super::store::MEMBER_COLUMNS
-    );
-    Ok(dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(org_id).bind(id).fetch_optional(p).await?
-    }))
-}
-
-/// Member `id` of `org_id`, read in `tx` (locked on PostgreSQL until `tx` ends).
-pub(super) async fn member_in(
-    tx: &mut Tx,
-    org_id: OrgId,
-    id: MemberId,
-) -> DbResult<Option<Member>> {
-    let lock = if tx.backend() == Backend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
-    let sql = format!(
-        "SELECT {} FROM members m WHERE m.org_id = $1 AND m.id = $2{lock}",
-        super::store::MEMBER_COLUMNS
-    );
-    dispatch_tx!(tx, t => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(org_id)
-            .bind(id)
-            .fetch_optional(&mut **t)
-            .await
-            .map_err(StoreError::from)
-    })
 }
 
 /// A page of the jobs member `owner` owns, newest first, and how many it owns.

@@ -31,23 +31,6 @@ pub(super) struct UsedLink {
     pub role: Option<SignupRole>,
 }
 
-pub(super) async fn member_with_identity(
-    db: &Db,
-    org_id: OrgId,
-    identity: &str,
-) -> DbResult<Option<Member>> {
-    let sql = format!(
-        "SELECT {MEMBER_COLUMNS} FROM members m WHERE m.org_id = $1 AND m.email_lower = $2"
-    );
-    Ok(dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(org_id)
-            .bind(identity)
-            .fetch_optional(p)
-            .await?
-    }))
-}
-
 pub(super) async fn insert_link(tx: &mut Tx, l: &NewLink) -> DbResult<()> {
     dispatch_tx!(tx, t => {
         sqlx::query(

@@ -90,6 +90,29 @@ pub async fn payments(db: &Db, org_id: OrgId) -> Result<Vec<Payment>> {
     Ok(store::payments(db, org_id, None).await?)
 }
 
+/// Member `id` of `org_id`.
+pub(crate) async fn member(db: &Db, org_id: OrgId, id: MemberId) -> Result<Option<Member>> {
+    Ok(store::member_read(db, org_id, id).await?)
+}
+
+/// Member `id` of `org_id`, read in `tx` (locked on PostgreSQL until `tx` ends).
+pub(crate) async fn member_by_id_in(
+    tx: &mut Tx,
+    org_id: OrgId,
+    id: MemberId,
+) -> Result<Option<Member>> {
+    Ok(store::member_by_id(tx, org_id, id).await?)
+}
+
+/// The member of `org_id` whose address is `email` (see [`same_address`]).
+pub(crate) async fn member_of_address(
+    db: &Db,
+    org_id: OrgId,
+    email: &str,
+) -> Result<Option<Member>> {
+    Ok(store::member_with_address(db, org_id, email).await?)
+}
+
 /// The member of `org_id` whose address is `email` (see [`same_address`]), read in `tx`.
 pub(crate) async fn member_in(tx: &mut Tx, org_id: OrgId, email: &str) -> Result<Option<Member>> {
     Ok(store::member_by_email(tx, org_id, email).await?)

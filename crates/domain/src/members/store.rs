@@ -335,7 +335,11 @@ fn lock(tx: &Tx) -> &'static str {
     }
 }
 
-async fn member_by_id(tx: &mut Tx, org_id: OrgId, id: MemberId) -> DbResult<Option<Member>> {
+pub(super) async fn member_by_id(
+    tx: &mut Tx,
+    org_id: OrgId,
+    id: MemberId,
+) -> DbResult<Option<Member>> {
     let sql = format!(
         "SELECT {MEMBER_COLUMNS} FROM members WHERE org_id = $1 AND id = $2{}",
         lock(tx)
