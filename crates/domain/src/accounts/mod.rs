@@ -321,7 +321,7 @@ pub async fn purge(db: &Db, now: Ts, policy: &Policy) -> Result<u64> {
 /// A member who may post jobs: an employer (`employer`, `business` or `both`) whom
 /// staff have not left pending or rejected.
 pub fn may_post(m: &Member) -> std::result::Result<(), &'static str> {
-    if !matches!(m.role, Role::Employer | Role::Business | Role::Both) {
+    if !m.role.posts_jobs() {
         return Err("Only employers post jobs. Your account is a job seeker's.");
     }
     match m.approval_status {

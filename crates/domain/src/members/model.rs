@@ -18,6 +18,13 @@ text_enum!(
     Role { Employee = "employee", Business = "business", Both = "both", Jobseeker = "jobseeker", Employer = "employer" }
 );
 
+impl Role {
+    /// Members of this role post jobs (employers, businesses, both).
+    pub fn posts_jobs(self) -> bool {
+        matches!(self, Role::Employer | Role::Business | Role::Both)
+    }
+}
+
 text_enum!(
     /// Whether a member is admitted to the board.
     ApprovalStatus { Approved = "approved", Pending = "pending", Rejected = "rejected" }

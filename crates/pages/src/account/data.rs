@@ -12,7 +12,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{Member, Posted, home::is_employer, sign_in::message, with_cookie};
+use super::{Member, Posted, sign_in::message, with_cookie};
 use crate::{
     board::Frame,
     dashboard::session::see_other,
@@ -98,7 +98,7 @@ pub async fn save_form(
             .with_theme(&site.theme.css),
         frame: Frame::of(site, &format!("/jobs/{slug}/save")),
         here: "saved",
-        employer: is_employer(&member.session.member),
+        employer: member.session.member.role.posts_jobs(),
         csrf: member.csrf.clone(),
         slug,
         title: job.title,
@@ -138,7 +138,7 @@ pub async fn saved(State(app): State<AppState>, member: Member) -> Result<Respon
         chrome: Chrome::new(format!("Saved jobs – {}", site.org.name)).with_theme(&site.theme.css),
         frame: Frame::of(site, "/account/saved"),
         here: "saved",
-        employer: is_employer(&member.session.member),
+        employer: member.session.member.role.posts_jobs(),
         csrf: member.csrf.clone(),
         rows,
     };
@@ -193,7 +193,7 @@ async fn delete_page(member: &Member, problem: Option<&'static str>) -> Result<H
             .with_theme(&site.theme.css),
         frame: Frame::of(site, "/account/delete"),
         here: "home",
-        employer: is_employer(&member.session.member),
+        employer: member.session.member.role.posts_jobs(),
         csrf: member.csrf.clone(),
         email: member.session.member.email.clone(),
         problem,

@@ -18,7 +18,7 @@ use jobboard_app::app::AppState;
 use jobboard_domain::{
     accounts::{self, posts, saved},
     alerts::{self, AlertStatus},
-    members::{self, ApprovalStatus, Role},
+    members::{self, ApprovalStatus},
     plans,
 };
 
@@ -55,11 +55,6 @@ struct HomePage {
     alerts: Vec<AlertRow>,
 }
 
-/// True when the member's role posts jobs (whether or not it is approved yet).
-pub(super) fn is_employer(m: &jobboard_domain::members::Member) -> bool {
-    matches!(m.role, Role::Employer | Role::Business | Role::Both)
-}
-
 /// `GET /account`
 pub async fn show(
     State(app): State<AppState>,
@@ -68,7 +63,7 @@ pub async fn show(
 ) -> Result<Response, PageError> {
     let (site, m) = (&member.site, &member.session.member);
     let org = site.org.id;
-    let employer = is_employer(m);
+    let employer = m.role.posts_jobs();
     let plan_names: std::collections::HashMap<_, _> = plans::list(&app.db, org)
         .await?
         .into_iter()

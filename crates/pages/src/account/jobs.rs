@@ -10,7 +10,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{Member, Posted, home::is_employer};
+use super::{Member, Posted};
 use crate::{
     board::Frame,
     dashboard::session::see_other,
@@ -75,7 +75,7 @@ fn job_id(raw: &str) -> Result<JobId, PageError> {
 
 /// Only employers have jobs here.
 fn employer_only(member: &Member) -> Result<(), PageError> {
-    if is_employer(&member.session.member) {
+    if member.session.member.role.posts_jobs() {
         Ok(())
     } else {
         Err(PageError::not_found())
