@@ -468,14 +468,8 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
 
 /// An amount in minor units as the payment records it.
 fn money(minor: i64, currency: &str) -> Result<Money> {
-    let exp = minor_exponent(currency);
-    let text = if exp == 0 {
-        minor.to_string()
-    } else {
-        let unit = 10_i64.pow(exp);
-        format!("{}.{:0w$}", minor / unit, minor % unit, w = exp as usize)
-    };
-    Money::parse(&text).map_err(|_| Error::Internal("an order's amount is out of range"))
+    Money::parse(&model::decimal_text(minor, currency))
+        .map_err(|_| Error::Internal("an order's amount is out of range"))
 }
 
 /// The session of an order expired unpaid: the order becomes `expired` (the draft job

@@ -55,19 +55,11 @@ pub struct Price {
 impl Price {
     /// The amount as people read it: `49.00 EUR`.
     pub fn display(&self) -> String {
-        let exp = minor_exponent(&self.currency);
-        if exp == 0 {
-            format!("{} {}", self.amount, self.currency)
-        } else {
-            let unit = 10_i64.pow(exp);
-            format!(
-                "{}.{:0width$} {}",
-                self.amount / unit,
-                self.amount % unit,
-                self.currency,
-                width = exp as usize
-            )
-        }
+        format!(
+            "{} {}",
+            decimal_text(self.amount, &self.currency),
+            self.currency
+        )
     }
 }
 
@@ -175,6 +167,17 @@ impl Session {
     pub fn is_paid(&self) -> bool {
         self.payment_status == "paid"
     }
+}
+
+/// An amount in minor units written in the currency's major units: 4900 EUR is
+/// `49.00`, 5000 JPY is `5000`, 12345 KWD is `12.345`.
+pub fn decimal_text(minor: i64, currency: &str) -> String {
+    let exp = minor_exponent(currency);
+    if exp == 0 {
+        return minor.to_string();
+    }
+    let unit = 10_i64.pow(exp);
+    format!("{}.{:0w$}", minor / unit, minor % unit, w = exp as usize)
 }
 
 /// Digits after the decimal point of a currency's amounts (ISO 4217): 0 for currencies
