@@ -217,12 +217,34 @@ pub async fn month_totals(db: &Db, org_id: OrgId, months: u32) -> Result<Vec<Mon
     Ok(totals)
 }
 
-/// Prices are offered on `org`'s board: it has an account and an active price.
-pub async fn offered(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
-    if account(db, org_id).await?.is_none() {
-        return Ok(Vec::new());
+/// What a board sells: the account its payments go through, and its active prices.
+#[derive(Debug, Clone)]
+pub struct Offer {
+    pub account: Account,
+    /// Oldest first; never empty.
+    pub prices: Vec<Price>,
+}
+
+impl Offer {
+    /// The prices of a featured upgrade (those with featured days), oldest first.
+    pub fn featured(&self) -> impl Iterator<Item = &Price> {
+        self.prices.iter().filter(|p| p.featured_days.is_some())
     }
-    prices(db, org_id).await
+}
+
+/// What `org_id`'s board sells; `None` where it sells nothing (no account, or no active
+/// price): posting is then free.
+pub async fn offer(db: &Db, org_id: OrgId) -> Result<Option<Offer>> {
+    let Some(account) = account(db, org_id).await? else {
+        return Ok(None);
+    };
+    let prices = prices(db, org_id).await?;
+    Ok((!prices.is_empty()).then_some(Offer { account, prices }))
+}
+
+/// A price's field on a post form: none chosen, or none of the organization's.
+fn no_price(code: &'static str) -> Error {
+    Error::field("price_id", code, "Choose one of the prices shown.")
 }
 
 /// Starts a post at price `price_id`: the job of `body` stored as a `draft` (owned by
@@ -230,19 +252,14 @@ pub async fn offered(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
 pub async fn start_post(
     db: &Db,
     org: &Org,
-    price_id: Uuid,
+    price_id: Option<Uuid>,
     mut body: Input,
     member: Option<&Member>,
 ) -> Result<(Job, Order, Price)> {
+    let price_id = price_id.ok_or_else(|| no_price("required"))?;
     let price = match store::price(db, Some(org.id), price_id).await? {
         Some(p) if p.archived_at.is_none() => p,
-        _ => {
-            return Err(Error::field(
-                "price_id",
-                "not_found",
-                "Choose one of the prices shown.",
-            ));
-        }
+        _ => return Err(no_price("not_found")),
     };
     body.set("status", json!(JobStatus::Draft));
     if let Some(m) = member {
@@ -273,15 +290,6 @@ pub async fn start_post(
     store::insert_order(db, &order).await?;
     tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %job.id, "paid post started");
     Ok((job, order, price))
-}
-
-/// The prices of a featured upgrade (those with featured days), oldest first.
-pub async fn feature_prices(db: &Db, org_id: OrgId) -> Result<Vec<Price>> {
-    Ok(offered(db, org_id)
-        .await?
-        .into_iter()
-        .filter(|p| p.featured_days.is_some())
-        .collect())
 }
 
 /// Starts the featured upgrade of live job `job_id` of `member` at price `price_id` (one

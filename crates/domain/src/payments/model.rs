@@ -53,6 +53,16 @@ pub struct Price {
 }
 
 impl Price {
+    /// How a post form offers it: `Standard: 49.00 EUR, listed for 30 days`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}: {}, listed for {} days",
+            self.name,
+            self.display(),
+            self.days
+        )
+    }
+
     /// The amount as people read it: `49.00 EUR`.
     pub fn display(&self) -> String {
         format!(

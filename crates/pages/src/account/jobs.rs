@@ -117,8 +117,9 @@ pub async fn list(
             applications: o.counts.applications,
         })
         .collect();
-    let feature_prices = payments::feature_prices(&app.db, site.org.id).await?;
-    let feature = feature_prices.first().map(|p| {
+    let offer = payments::offer(&app.db, site.org.id).await?;
+    let upgrade = offer.as_ref().and_then(|o| o.featured().next());
+    let feature = upgrade.map(|p| {
         (
             p.id.to_string(),
             format!(
@@ -128,8 +129,8 @@ pub async fn list(
             ),
         )
     });
-    let origin = match payments::account(&app.db, site.org.id).await? {
-        Some(a) if feature.is_some() => a.checkout_origin(),
+    let origin = match (&offer, upgrade) {
+        (Some(o), Some(_)) => o.account.checkout_origin(),
         _ => String::new(),
     };
     let tpl = JobsPage {
@@ -181,32 +182,18 @@ async fn sale(
     chosen: Option<&str>,
 ) -> Result<(Option<i64>, Vec<(String, String, bool)>, String), PageError> {
     let site = &member.site;
-    let offered = payments::offered(&app.db, site.org.id).await?;
-    if offered.is_empty() {
+    let Some(offer) = payments::offer(&app.db, site.org.id).await? else {
         return Ok((None, Vec::new(), String::new()));
-    }
+    };
     let left = credits::left(&app.db, &site.org, &member.session.member).await?;
     if left > 0 {
         return Ok((Some(left), Vec::new(), String::new()));
     }
-    let origin = match payments::account(&app.db, site.org.id).await? {
-        Some(a) => a.checkout_origin(),
-        None => String::new(),
-    };
-    let prices = offered
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let id = p.id.to_string();
-            let on = chosen == Some(id.as_str()) || (chosen.is_none() && i == 0);
-            (
-                id,
-                format!("{}: {}, listed for {} days", p.name, p.display(), p.days),
-                on,
-            )
-        })
-        .collect();
-    Ok((Some(0), prices, origin))
+    Ok((
+        Some(0),
+        crate::board::checkout::price_choices(&offer.prices, chosen),
+        offer.account.checkout_origin(),
+    ))
 }
 
 /// The post or edit form holding `values`, with `errors` beside their fields.
@@ -326,7 +313,7 @@ pub async fn create(State(app): State<AppState>, posted: Posted) -> Result<Respo
     employer_only(&member)?;
     let body = model_form::body_of(&Job::form_fields(), Door::Member, &form);
     let (org, m) = (&member.site.org, &member.session.member);
-    if !payments::offered(&app.db, org.id).await?.is_empty() {
+    if let Some(offer) = payments::offer(&app.db, org.id).await? {
         // Where the board sells posts: a credit, else a checkout.
         if let Err(why) = accounts::may_post(m) {
             return refused(
@@ -350,17 +337,11 @@ pub async fn create(State(app): State<AppState>, posted: Posted) -> Result<Respo
         let price = form
             .get("price_id")
             .and_then(|v| v.parse::<uuid::Uuid>().ok());
-        let started = match price {
-            Some(price_id) => payments::start_post(&app.db, org, price_id, body, Some(m)).await,
-            None => Err(Error::field(
-                "price_id",
-                "required",
-                "Choose one of the prices shown.",
-            )),
-        };
-        return match started {
+        return match payments::start_post(&app.db, org, price, body, Some(m)).await {
             Ok((job, order, price)) => {
-                crate::board::checkout::open(&app, &member.site, &order, &price, &job.title).await
+                let site = &member.site;
+                crate::board::checkout::open(&app, site, &offer.account, &order, &price, &job.title)
+                    .await
             }
             Err(e) => refused(&app, &member, None, &form, e).await,
         };
@@ -552,7 +533,9 @@ pub async fn feature(
         .await
     {
         Ok((job, order, price)) => {
-            crate::board::checkout::open(&app, &member.site, &order, &price, &job.title).await
+            let account = crate::board::checkout::account_of(&app, &member.site).await?;
+            crate::board::checkout::open(&app, &member.site, &account, &order, &price, &job.title)
+                .await
         }
         Err(Error::Conflict { message, .. }) => Err(PageError::new(
             StatusCode::CONFLICT,

@@ -25,7 +25,7 @@ use jobboard_app::app::AppState;
 use jobboard_delivery::processor::Checkout;
 use jobboard_domain::{
     jobs::{self, JobStatus},
-    payments::{self, Order, OrderStatus, Price, Settled},
+    payments::{self, Account, Order, OrderStatus, Price, Settled},
 };
 
 #[derive(Template)]
@@ -67,19 +67,39 @@ fn page(
         .into_response())
 }
 
-/// Opens a checkout session for `order` (of the job titled `title`) and sends the poster
-/// to it (`303`); when the processor cannot be reached, says so with the link that
-/// resumes the order (the job is kept as a draft).
+/// The choices of a post form's price field: (id, label, chosen), the first chosen when
+/// none is.
+pub(crate) fn price_choices(prices: &[Price], chosen: Option<&str>) -> Vec<(String, String, bool)> {
+    let chosen = chosen.filter(|c| !c.is_empty());
+    prices
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let id = p.id.to_string();
+            let on = chosen == Some(id.as_str()) || (chosen.is_none() && i == 0);
+            (id, p.label(), on)
+        })
+        .collect()
+}
+
+/// The organization's account, where it has one (else the page does not exist).
+pub(crate) async fn account_of(app: &AppState, site: &Site) -> Result<Account, PageError> {
+    payments::account(&app.db, site.org.id)
+        .await?
+        .ok_or_else(PageError::not_found)
+}
+
+/// Opens a checkout session for `order` (of the job titled `title`) through `account`
+/// and sends the poster to it (`303`); when the processor cannot be reached, says so
+/// with the link that resumes the order (the job is kept as a draft).
 pub(crate) async fn open(
     app: &AppState,
     site: &Site,
+    account: &Account,
     order: &Order,
     price: &Price,
     title: &str,
 ) -> Result<Response, PageError> {
-    let Some(account) = payments::account(&app.db, site.org.id).await? else {
-        return Err(PageError::not_found());
-    };
     let resume = site.url(&payments::resume_path(&app.db, order).await?);
     let checkout = Checkout {
         order,
@@ -89,7 +109,7 @@ pub(crate) async fn open(
         cancel_url: resume.clone(),
         customer_email: order.email.as_deref(),
     };
-    match app.processor.create_session(&account, &checkout).await {
+    match app.processor.create_session(account, &checkout).await {
         Ok(session) => {
             payments::session_opened(&app.db, site.org.id, order.id, &session).await?;
             match session.url.as_deref() {
@@ -189,10 +209,7 @@ pub async fn resume(
         jobs::get(&app.db, site.org.id, order.job_id).await?,
         payments::price_of(&app.db, &order).await?,
     );
-    let origin = match payments::account(&app.db, site.org.id).await? {
-        Some(a) => a.checkout_origin(),
-        None => return Err(PageError::not_found()),
-    };
+    let origin = account_of(&app, &site).await?.checkout_origin();
     let (title, lines) = if order.kind == payments::KIND_FEATURE {
         (
             "Pay to feature your job",
@@ -214,12 +231,7 @@ pub async fn resume(
             "Pay to publish your job",
             vec![
                 format!("“{}” is saved and waits for its payment.", job.title),
-                format!(
-                    "{}: {}, listed for {} days.",
-                    price.name,
-                    price.display(),
-                    price.days
-                ),
+                format!("{}.", price.label()),
             ],
         )
     };
@@ -266,5 +278,6 @@ pub async fn pay(
     };
     let job = jobs::get(&app.db, site.org.id, order.job_id).await?;
     let price = payments::price_of(&app.db, &order).await?;
-    open(&app, &site, &order, &price, &job.title).await
+    let account = account_of(&app, &site).await?;
+    open(&app, &site, &account, &order, &price, &job.title).await
 }

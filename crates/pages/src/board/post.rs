@@ -75,28 +75,17 @@ async fn page(
     ));
     chrome.canonical = Some(site.url("/post-a-job"));
     let categories = categories::list(&app.db, site.org.id).await?;
-    let offered = payments::offered(&app.db, site.org.id).await?;
-    let chosen = form.get("price_id").unwrap_or("").to_string();
+    let offer = payments::offer(&app.db, site.org.id).await?;
     let price_error = errors
         .iter()
         .find(|e| e.field == "price_id")
         .map(|e| e.message.clone());
-    let prices = offered
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let id = p.id.to_string();
-            let on = id == chosen || (chosen.is_empty() && i == 0);
-            (
-                id,
-                format!("{}: {}, listed for {} days", p.name, p.display(), p.days),
-                on,
-            )
-        })
-        .collect();
-    let origin = match payments::account(&app.db, site.org.id).await? {
-        Some(a) if !offered.is_empty() => a.checkout_origin(),
-        _ => String::new(),
+    let (prices, origin) = match &offer {
+        Some(o) => (
+            super::checkout::price_choices(&o.prices, form.get("price_id")),
+            o.account.checkout_origin(),
+        ),
+        None => (Vec::new(), String::new()),
     };
     let tpl = PostPage {
         chrome,
@@ -165,46 +154,48 @@ pub async fn submit(
         }
         Screened::Refused(res) => return Ok(res),
     }
-    let offered = payments::offered(&app.db, site.org.id).await?;
-    let created = if offered.is_empty() {
-        jobs::create(&app.db, site.org.id, body_of(&form))
-            .await
-            .map(|_| None)
-    } else {
-        match form
-            .get("price_id")
-            .and_then(|v| v.parse::<uuid::Uuid>().ok())
-        {
-            Some(price_id) => {
-                payments::start_post(&app.db, &site.org, price_id, body_of(&form), None)
-                    .await
-                    .map(Some)
+    let price_id = form
+        .get("price_id")
+        .and_then(|v| v.parse::<uuid::Uuid>().ok());
+    match payments::offer(&app.db, site.org.id).await? {
+        None => match jobs::create(&app.db, site.org.id, body_of(&form)).await {
+            Ok(_) => Ok(Redirect::to("/post-a-job?sent=1").into_response()),
+            Err(e) => refused(&app, &site, form, e).await,
+        },
+        Some(offer) => {
+            match payments::start_post(&app.db, &site.org, price_id, body_of(&form), None).await {
+                Ok((job, order, price)) => {
+                    super::checkout::open(&app, &site, &offer.account, &order, &price, &job.title)
+                        .await
+                }
+                Err(e) => refused(&app, &site, form, e).await,
             }
-            None => Err(Error::field(
-                "price_id",
-                "required",
-                "Choose one of the prices shown.",
-            )),
         }
-    };
-    match created {
-        Ok(None) => Ok(Redirect::to("/post-a-job?sent=1").into_response()),
-        Ok(Some((job, order, price))) => {
-            super::checkout::open(&app, &site, &order, &price, &job.title).await
-        }
-        Err(Error::Invalid(errors)) => {
+    }
+}
+
+/// The answer to a submission the operation refused: the form again with the problems
+/// beside their fields, or the error.
+async fn refused(
+    app: &AppState,
+    site: &Site,
+    form: FormData,
+    e: Error,
+) -> Result<Response, PageError> {
+    match e {
+        Error::Invalid(errors) => {
             let n = errors.len();
             let notice = if n == 1 {
                 "One field needs a correction before the job can be saved.".to_string()
             } else {
                 format!("{n} fields need a correction before the job can be saved.")
             };
-            let html = page(&app, &site, form, errors, Some(notice), false).await?;
+            let html = page(app, site, form, errors, Some(notice), false).await?;
             Ok(html
                 .status(StatusCode::UNPROCESSABLE_ENTITY)
                 .into_response())
         }
-        Err(e) => Err(e.into()),
+        e => Err(e.into()),
     }
 }
 
