@@ -16,7 +16,7 @@ mod sign_in;
 use axum::{
     Router,
     extract::{FromRequest, FromRequestParts, Request},
-    http::{HeaderMap, StatusCode, request::Parts},
+    http::{HeaderMap, request::Parts},
     response::{IntoResponse, Response},
     routing::{get, post},
 };
@@ -25,8 +25,8 @@ use jobboard_app::app::{App, AppState};
 use jobboard_domain::accounts::{self, Session};
 
 use crate::{
-    dashboard::cookies::{cookie_name, read_cookie, set_cookie},
-    dashboard::session::see_other,
+    dashboard::cookies::{self, cookie_name, read_cookie},
+    dashboard::session::{refused, see_other},
     error::PageError,
     forms::{self, FormData},
     site::Site,
@@ -70,10 +70,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// A `Set-Cookie` for the member's session (a new one, or its removal) added to `res`.
-fn with_cookie(app: &App, mut res: Response, id: Option<&str>) -> Response {
-    res.headers_mut()
-        .append(axum::http::header::SET_COOKIE, set_cookie(app, COOKIE, id));
-    res
+fn with_cookie(app: &App, res: Response, id: Option<&str>) -> Response {
+    cookies::with_cookie(app, res, COOKIE, id)
 }
 
 fn session_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
@@ -134,15 +132,6 @@ impl FromRequestParts<AppState> for Member {
 pub struct Posted {
     pub member: Member,
     pub form: FormData,
-}
-
-fn refused() -> Response {
-    PageError::new(
-        StatusCode::FORBIDDEN,
-        "This form cannot be accepted",
-        "The form was sent from another site, or it is too old. Nothing was changed. Go back, reload the page and try again.",
-    )
-    .into_response()
 }
 
 impl FromRequest<AppState> for Posted {

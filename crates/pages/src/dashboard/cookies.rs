@@ -54,9 +54,19 @@ pub(crate) fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// Adds `Set-Cookie` for the session (a new one, or its removal) to `res`.
-pub fn with_session_cookie(app: &App, mut res: Response, id: Option<&str>) -> Response {
+pub fn with_session_cookie(app: &App, res: Response, id: Option<&str>) -> Response {
+    with_cookie(app, res, SESSION, id)
+}
+
+/// Adds `Set-Cookie` for cookie `base` (a new value, or its removal) to `res`.
+pub(crate) fn with_cookie(
+    app: &App,
+    mut res: Response,
+    base: &str,
+    value: Option<&str>,
+) -> Response {
     res.headers_mut()
-        .append(header::SET_COOKIE, set_cookie(app, SESSION, id));
+        .append(header::SET_COOKIE, set_cookie(app, base, value));
     res
 }
 
@@ -71,10 +81,8 @@ pub fn session_cookie(app: &App, headers: &HeaderMap) -> Option<String> {
 }
 
 /// Adds `Set-Cookie` for a pending sign-in (a new one, or its removal) to `res`.
-pub fn with_pending_cookie(app: &App, mut res: Response, id: Option<&str>) -> Response {
-    res.headers_mut()
-        .append(header::SET_COOKIE, set_cookie(app, PENDING, id));
-    res
+pub fn with_pending_cookie(app: &App, res: Response, id: Option<&str>) -> Response {
+    with_cookie(app, res, PENDING, id)
 }
 
 /// The pending sign-in id the request's cookie carries, if any.

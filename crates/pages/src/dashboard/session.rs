@@ -46,8 +46,9 @@ fn now_secs(app: &App) -> i64 {
     app.clock.now().unix_seconds()
 }
 
-/// Answer to a form that failed the anti-forgery checks: nothing was changed.
-fn refused() -> Response {
+/// Answer to a form that failed the anti-forgery checks: nothing was changed (the
+/// dashboard's forms and the members' alike).
+pub(crate) fn refused() -> Response {
     PageError::new(
         StatusCode::FORBIDDEN,
         "This form cannot be accepted",
