@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::{Auth, Query, docs::Pagination, extract::path_id};
 use jobboard_app::app::AppState;
 use jobboard_app::error::ApiResult;
-use jobboard_core::text::csv_field;
+use jobboard_core::text::push_csv_row;
 use jobboard_domain::{
     Error, Ts,
     alerts::{self, Alert, AlertListQuery},
@@ -130,14 +130,7 @@ async fn export_alerts(
             when(a.confirmed_at),
             when(a.last_sent_at),
         ];
-        out.push_str(
-            &fields
-                .iter()
-                .map(|f| csv_field(f))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.push_str("\r\n");
+        push_csv_row(&mut out, &fields);
     }
     let mut res = out.into_response();
     let h = res.headers_mut();

@@ -63,9 +63,20 @@ pub fn csv_field(s: &str) -> String {
     }
 }
 
+/// Appends one CSV row of `cells` (each a [`csv_field`]) to `out`, ended by CRLF.
+pub fn push_csv_row(out: &mut String, cells: &[String]) {
+    for (i, c) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&csv_field(c));
+    }
+    out.push_str("\r\n");
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{csv_field, slugify};
+    use super::{csv_field, push_csv_row, slugify};
 
     #[test]
     fn slugs() {
@@ -88,5 +99,8 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("=SUM(A1)"), "'=SUM(A1)");
         assert_eq!(csv_field("+1,2"), "\"'+1,2\"");
+        let mut out = String::new();
+        push_csv_row(&mut out, &["a".into(), "=b".into(), "c,d".into()]);
+        assert_eq!(out, "a,'=b,\"c,d\"\r\n");
     }
 }

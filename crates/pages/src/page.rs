@@ -52,6 +52,24 @@ impl Chrome {
     }
 }
 
+/// A CSV file to download: `body` as `filename`, with `cache_control`.
+pub fn csv_download(body: String, filename: &str, cache_control: &'static str) -> Response {
+    let mut res = body.into_response();
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{filename}\"")) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
+    res
+}
+
 /// An HTML response being built.
 pub struct Html {
     status: StatusCode,

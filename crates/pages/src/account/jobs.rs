@@ -6,7 +6,7 @@
 use askama::Template;
 use axum::{
     extract::{Path, RawQuery, State},
-    http::{HeaderValue, StatusCode, header},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 
@@ -18,11 +18,11 @@ use crate::{
     fields::values_of,
     forms::{FieldMessages, FormData},
     model_form::{self, Door, Fieldset},
-    page::{Chrome, Html},
+    page::{Chrome, Html, csv_download},
     site::Site,
 };
 use jobboard_app::app::AppState;
-use jobboard_core::text::csv_field;
+use jobboard_core::text::push_csv_row;
 use jobboard_domain::{
     Error, FieldError, JobId,
     accounts::{self, posts},
@@ -494,25 +494,13 @@ pub async fn applications_csv(
             a.cover_letter.unwrap_or_default(),
             a.status.as_str().to_string(),
         ];
-        let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-        csv.push_str(&line.join(","));
-        csv.push_str("\r\n");
+        push_csv_row(&mut csv, &cells);
     }
-    let mut res = csv.into_response();
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/csv; charset=utf-8"),
-    );
-    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"applications-{id}.csv\""))
-    {
-        h.insert(header::CONTENT_DISPOSITION, v);
-    }
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("private, no-store"),
-    );
-    Ok(res)
+    Ok(csv_download(
+        csv,
+        &format!("applications-{id}.csv"),
+        "private, no-store",
+    ))
 }
 
 /// `POST /account/jobs/{id}/feature` (`price_id`): the featured upgrade of a live job,

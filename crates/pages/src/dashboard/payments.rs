@@ -5,14 +5,16 @@
 use askama::Template;
 use axum::{
     extract::{RawQuery, State},
-    http::{HeaderValue, header},
-    response::{IntoResponse, Response},
+    response::Response,
 };
 
 use super::{Nav, Staff, chrome, params, render, when};
-use crate::{error::PageError, page::Chrome};
+use crate::{
+    error::PageError,
+    page::{Chrome, csv_download},
+};
 use jobboard_app::app::AppState;
-use jobboard_core::text::csv_field;
+use jobboard_core::text::push_csv_row;
 use jobboard_domain::{
     QueryInput,
     members::Payment,
@@ -106,25 +108,12 @@ pub async fn csv(staff: Staff, State(app): State<AppState>) -> Result<Response, 
                 p.processor_session_id.clone().unwrap_or_default(),
                 p.processor_payment_intent_id.clone().unwrap_or_default(),
             ];
-            let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-            out.push_str(&line.join(","));
-            out.push_str("\r\n");
+            push_csv_row(&mut out, &cells);
         }
         if page * 100 >= total || rows.is_empty() {
             break;
         }
         page += 1;
     }
-    let mut res = out.into_response();
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/csv; charset=utf-8"),
-    );
-    h.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_static("attachment; filename=\"payments.csv\""),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(res)
+    Ok(csv_download(out, "payments.csv", "no-store"))
 }
