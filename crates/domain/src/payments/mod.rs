@@ -266,27 +266,16 @@ pub async fn start_post(
         body.set("owner_user_id", json!(m.id));
     }
     let job = jobs::create(db, org.id, body).await?;
-    let now = db.now();
-    let order = Order {
-        id: Uuid::now_v7(),
-        org_id: org.id,
-        job_id: job.id,
-        price_id: price.id,
-        kind: "post".into(),
-        member_id: member.map(|m| m.id),
-        email: job
-            .contact_email
+    let order = Order::new(
+        &price,
+        job.id,
+        "post",
+        member.map(|m| m.id),
+        job.contact_email
             .clone()
             .or_else(|| member.map(|m| m.email.clone())),
-        status: OrderStatus::Draft,
-        amount: price.amount,
-        currency: price.currency.clone(),
-        session_id: None,
-        session_url: None,
-        created_at: now,
-        updated_at: now,
-        fulfilled_at: None,
-    };
+        db.now(),
+    );
     store::insert_order(db, &order).await?;
     tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %job.id, "paid post started");
     Ok((job, order, price))
@@ -318,24 +307,14 @@ pub async fn start_feature(
             ));
         }
     };
-    let now = db.now();
-    let order = Order {
-        id: Uuid::now_v7(),
-        org_id: org.id,
-        job_id: job.id,
-        price_id: price.id,
-        kind: KIND_FEATURE.into(),
-        member_id: Some(member.id),
-        email: Some(member.email.clone()),
-        status: OrderStatus::Draft,
-        amount: price.amount,
-        currency: price.currency.clone(),
-        session_id: None,
-        session_url: None,
-        created_at: now,
-        updated_at: now,
-        fulfilled_at: None,
-    };
+    let order = Order::new(
+        &price,
+        job.id,
+        KIND_FEATURE,
+        Some(member.id),
+        Some(member.email.clone()),
+        db.now(),
+    );
     store::insert_order(db, &order).await?;
     Ok((job, order, price))
 }

@@ -128,6 +128,36 @@ pub struct Order {
     pub fulfilled_at: Option<Ts>,
 }
 
+impl Order {
+    /// A new order (`draft`) of job `job_id` at `price`, of `kind` (`post` or `feature`).
+    pub fn new(
+        price: &Price,
+        job_id: JobId,
+        kind: &str,
+        member_id: Option<MemberId>,
+        email: Option<String>,
+        now: Ts,
+    ) -> Order {
+        Order {
+            id: Uuid::now_v7(),
+            org_id: price.org_id,
+            job_id,
+            price_id: price.id,
+            kind: kind.into(),
+            member_id,
+            email,
+            status: OrderStatus::Draft,
+            amount: price.amount,
+            currency: price.currency.clone(),
+            session_id: None,
+            session_url: None,
+            created_at: now,
+            updated_at: now,
+            fulfilled_at: None,
+        }
+    }
+}
+
 /// A checkout session as the processor describes it (the subset the board reads).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
