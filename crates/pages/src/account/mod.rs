@@ -26,7 +26,7 @@ use jobboard_domain::accounts::{self, Session};
 
 use crate::{
     dashboard::cookies::{self, cookie_name, read_cookie},
-    dashboard::session::{refused, see_other},
+    dashboard::session::{checked_form, see_other},
     error::PageError,
     forms::{self, FormData},
     site::Site,
@@ -140,27 +140,15 @@ impl FromRequest<AppState> for Posted {
     async fn from_request(req: Request, app: &AppState) -> Result<Self, Response> {
         let (mut parts, body) = req.into_parts();
         let member = Member::from_request_parts(&mut parts, app).await?;
-        if !forms::same_origin(&parts.headers, &member.site.form_origins) {
-            tracing::warn!(member_id = %member.session.member.id, "member form from another origin refused");
-            return Err(refused());
-        }
-        let form = FormData::from_request(Request::from_parts(parts, body), app)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        let key = app
-            .form_key()
-            .await
-            .map_err(|e| PageError::from(e).into_response())?;
-        let token = form.get("csrf").unwrap_or("");
-        if !forms::verify(
-            key,
+        let who = member.session.member.id.to_string();
+        let form = checked_form(
+            app,
+            Request::from_parts(parts, body),
+            &member.site.form_origins,
             &binding(&member.session),
-            token,
-            app.clock.now().unix_seconds(),
-        ) {
-            tracing::warn!(member_id = %member.session.member.id, "member form with a bad token refused");
-            return Err(refused());
-        }
+            ("account", &who),
+        )
+        .await?;
         Ok(Posted { member, form })
     }
 }

@@ -122,27 +122,51 @@ impl FromRequest<AppState> for Posted {
         let origins = site::form_origins_of(app, Some(&parts.extensions), &parts.headers)
             .await
             .map_err(IntoResponse::into_response)?;
-        if !forms::same_origin(&parts.headers, &origins) {
-            tracing::warn!(user_id = %staff.session.user_id, "dashboard form from another origin refused");
-            return Err(refused());
-        }
-        let form = FormData::from_request(Request::from_parts(parts, body), app)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        let key = app
-            .form_key()
-            .await
-            .map_err(|e| PageError::from(e).into_response())?;
-        let token = form.get("csrf").unwrap_or("");
-        if !forms::verify(key, &binding(&staff.session), token, now_secs(app)) {
-            tracing::warn!(user_id = %staff.session.user_id, "dashboard form with a bad token refused");
-            return Err(refused());
-        }
+        let who = staff.session.user_id.to_string();
+        let form = checked_form(
+            app,
+            Request::from_parts(parts, body),
+            &origins,
+            &binding(&staff.session),
+            ("dashboard", &who),
+        )
+        .await?;
         if let Some(slot) = audit {
             slot.note(&staff, &form);
         }
         Ok(Posted { staff, form })
     }
+}
+
+/// Reads the form of `req`, a state-changing form of a signed-in user (staff, or a
+/// member): refused, with nothing read further, unless it names one of `origins` as its
+/// origin and carries a `csrf` token issued for `binding`. `who` (the door and the
+/// user's id) is for the log.
+pub(crate) async fn checked_form(
+    app: &AppState,
+    req: Request,
+    origins: &[String],
+    binding: &str,
+    who: (&str, &str),
+) -> Result<FormData, Response> {
+    let (door, id) = who;
+    if !forms::same_origin(req.headers(), origins) {
+        tracing::warn!(door, id, "form from another origin refused");
+        return Err(refused());
+    }
+    let form = FormData::from_request(req, app)
+        .await
+        .map_err(IntoResponse::into_response)?;
+    let key = app
+        .form_key()
+        .await
+        .map_err(|e| PageError::from(e).into_response())?;
+    let token = form.get("csrf").unwrap_or("");
+    if !forms::verify(key, binding, token, now_secs(app)) {
+        tracing::warn!(door, id, "form with a bad token refused");
+        return Err(refused());
+    }
+    Ok(form)
 }
 
 /// The client's address (behind trusted proxies, the forwarded one), which the password
