@@ -73,6 +73,12 @@ pub async fn page(db: &Db, org_id: OrgId, member: &Member, page: i64) -> Result<
     })
 }
 
+/// The `n` newest jobs `member` owns, every status, and how many it owns (the account's
+/// summary: without the counts of [`page`]).
+pub async fn newest(db: &Db, org_id: OrgId, member: &Member, n: i64) -> Result<(Vec<Job>, i64)> {
+    Ok(records::owned_jobs(db, org_id, member.id, 0, n).await?)
+}
+
 /// Job `id`, when `member` owns it.
 pub async fn owned(db: &Db, org_id: OrgId, member: &Member, id: JobId) -> Result<Job> {
     match jobs::get(db, org_id, id).await {

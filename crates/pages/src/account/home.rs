@@ -85,14 +85,12 @@ pub async fn show(
         })
         .collect();
     let (job_count, jobs) = if employer {
-        let first = posts::page(&app.db, org, m, 1).await?;
-        let newest = first
-            .jobs
+        let (newest, total) = posts::newest(&app.db, org, m, 5).await?;
+        let newest = newest
             .into_iter()
-            .take(5)
-            .map(|o| (o.job.title, o.job.status.as_str()))
+            .map(|j| (j.title, j.status.as_str()))
             .collect();
-        (first.total, newest)
+        (total, newest)
     } else {
         (0, Vec::new())
     };
