@@ -3,19 +3,25 @@
 127.0.0.1 only (the tests of paid postings start it):
 
 - POST /v1/checkout/sessions: a form body with bracketed keys (`line_items[0][price_data]
-  [unit_amount]`, `metadata[order_id]`, ...), the secret key as a bearer token, and the
-  `Idempotency-Key` honoured (the same key answers the same session).
+  [unit_amount]` or `line_items[0][price]`, `metadata[order_id]`, ...), the secret key as
+  a bearer token, and the `Idempotency-Key` honoured (the same key answers the same
+  session).
+- POST /v1/prices (`unit_amount`, `currency`, `product_data[name]`): a price defined at
+  the processor, which a session's `line_items[0][price]` names (a pack of posts).
 - GET /v1/checkout/sessions/{id}: the session as it is now.
 - GET /pay/{id}: the hosted payment page (a button); POST /pay/{id} pays and redirects to
   the session's success URL, as a payer would.
 - Test controls: POST /test/pay/{id}, /test/expire/{id}, /test/refund/{id} move a session
   and send the event; POST /test/resend/{id}?times=N sends the session's last event again;
   GET /test/sessions lists the sessions; POST /test/events-off and /test/events-on stop and
-  resume sending events (a lost webhook).
+  resume sending events (a lost webhook); GET /test/pending counts the events waiting to
+  be sent again.
 
 Events go to the webhook URL given at start, signed with the processor's official Python
 library (`stripe.WebhookSignature`), so what the board verifies is the processor's own
-signature. An event the board does not answer with a 2xx is sent again (up to 5 times).
+signature. An event the board does not answer (or answers with a 5xx) is sent again at
+once up to 5 times, and then, as the processor keeps retrying for days, every half second
+for STANDIN_RETRY_SECONDS (300 unless set) in the background.
 
     python3 scripts/processor-standin.py SECRET_KEY WEBHOOK_SECRET WEBHOOK_URL
 
@@ -24,6 +30,7 @@ Prints `listening on PORT` once ready.
 
 import http.server
 import json
+import os
 import secrets
 import sys
 import threading
@@ -40,6 +47,10 @@ BY_KEY = {}
 LAST_EVENT = {}
 STATE = {"events": True}
 PORT = [0]
+PRICES = {}
+# Events not yet answered with a 2xx: [event, give up at].
+RETRIES = []
+RETRY_SECONDS = float(os.environ.get("STANDIN_RETRY_SECONDS", "300"))
 
 
 def nested(pairs):
@@ -60,7 +71,12 @@ def signed_header(payload):
     return f"t={t},v1={sig}"
 
 
+def delivered(status):
+    return status != 0 and status < 500
+
+
 def send(event, attempts=5):
+    """Sends `event` up to `attempts` times; its last status (0: not answered)."""
     payload = json.dumps(event)
     for _ in range(attempts):
         req = urllib.request.Request(WEBHOOK_URL, data=payload.encode(), method="POST", headers={
@@ -90,7 +106,28 @@ def emit(session_id, kind, obj):
     with LOCK:
         LAST_EVENT[session_id] = event
         on = STATE["events"]
-    return send(event) if on else 0
+    if not on:
+        return 0
+    status = send(event)
+    if not delivered(status):
+        with LOCK:
+            RETRIES.append([event, time.time() + RETRY_SECONDS])
+    return status
+
+
+def retry_forever():
+    """Sends the events not yet delivered again, each once per round."""
+    while True:
+        time.sleep(0.5)
+        with LOCK:
+            due = list(RETRIES)
+        for entry in due:
+            event, give_up = entry
+            done = delivered(send(event, attempts=1)) or time.time() > give_up
+            if done:
+                with LOCK:
+                    if entry in RETRIES:
+                        RETRIES.remove(entry)
 
 
 def pay(session_id):
@@ -149,6 +186,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/test/sessions":
             with LOCK:
                 return self.reply(200, list(SESSIONS.values()))
+        if path == "/test/pending":
+            with LOCK:
+                return self.reply(200, {"pending": len(RETRIES)})
         self.reply(404, {"error": {"message": "Unrecognized request URL"}})
 
     def do_POST(self):
@@ -164,9 +204,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return self.reply(200, SESSIONS[BY_KEY[key]])
             item = form.get("line_items", {}).get("0", {})
             data = item.get("price_data", {})
+            if item.get("price"):
+                with LOCK:
+                    price = PRICES.get(item["price"])
+                if not price:
+                    return self.reply(400, {"error": {"type": "invalid_request_error", "code": "resource_missing",
+                                                      "message": f"No such price: '{item['price']}'"}})
+                data = {"unit_amount": str(price["unit_amount"]), "currency": price["currency"],
+                        "product_data": {"name": price["nickname"]}}
             if form.get("mode") != "payment" or not data.get("unit_amount") or not data.get("currency"):
                 return self.reply(400, {"error": {"type": "invalid_request_error",
-                                                  "message": "mode=payment and line_items[0][price_data] are required"}})
+                                                  "message": "mode=payment and line_items[0][price_data] or [price] are required"}})
             sid = "cs_test_" + secrets.token_hex(16)
             s = {
                 "id": sid, "object": "checkout.session", "mode": "payment", "status": "open",
@@ -183,6 +231,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if key:
                     BY_KEY[key] = sid
             return self.reply(200, s)
+        if path == "/v1/prices":
+            if not self.authorized():
+                return
+            form = nested(urllib.parse.parse_qsl(self.body(), keep_blank_values=True))
+            if not form.get("unit_amount", "").isdigit() or len(form.get("currency", "")) != 3:
+                return self.reply(400, {"error": {"type": "invalid_request_error",
+                                                  "message": "unit_amount and currency are required"}})
+            price = {"id": "price_" + secrets.token_hex(12), "object": "price", "active": True,
+                     "type": "one_time", "unit_amount": int(form["unit_amount"]),
+                     "currency": form["currency"].lower(),
+                     "nickname": form.get("product_data", {}).get("name")}
+            with LOCK:
+                PRICES[price["id"]] = price
+            return self.reply(200, price)
         if path.startswith("/pay/"):
             sid = path.rsplit("/", 1)[1]
             with LOCK:
@@ -228,6 +290,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     PORT[0] = server.server_address[1]
+    threading.Thread(target=retry_forever, daemon=True).start()
     print(f"listening on {PORT[0]}", flush=True)
     server.serve_forever()
 

@@ -145,6 +145,16 @@ impl Money {
         self.0
     }
 
+    /// The amount in minor units of a currency with `exponent` digits after the point
+    /// (4900 for 49 with 2), rounded half away from zero to them.
+    pub fn minor_units(&self, exponent: u32) -> i64 {
+        use rust_decimal::prelude::ToPrimitive;
+        (self.0 * Decimal::from(10_i64.pow(exponent)))
+            .round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+            .to_i64()
+            .unwrap_or(0)
+    }
+
     /// The amount as a JSON number with exactly its digits.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::Value::Number(

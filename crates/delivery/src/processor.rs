@@ -37,12 +37,20 @@ impl std::fmt::Display for ProcessorError {
     }
 }
 
+/// The one line item of a checkout session.
+pub enum Line<'a> {
+    /// A post or an upgrade at one of the board's prices: its amount and currency go in
+    /// the session (`price_data`), named after the price and the job's title.
+    Priced { price: &'a Price, title: &'a str },
+    /// A pack of posts: a price defined at the processor (the plan's
+    /// `processorPriceId`), which says what it costs.
+    Processor { price_id: &'a str },
+}
+
 /// What a checkout session is opened for.
 pub struct Checkout<'a> {
     pub order: &'a Order,
-    pub price: &'a Price,
-    /// The line item's name (the job's title).
-    pub title: &'a str,
+    pub line: Line<'a>,
     /// Where the processor sends the payer after paying (`{CHECKOUT_SESSION_ID}` is
     /// replaced by the processor).
     pub success_url: String,
@@ -79,22 +87,36 @@ impl Processor {
             ("success_url".into(), c.success_url.clone()),
             ("cancel_url".into(), c.cancel_url.clone()),
             ("line_items[0][quantity]".into(), "1".into()),
-            (
-                "line_items[0][price_data][currency]".into(),
-                c.price.currency.to_ascii_lowercase(),
-            ),
-            (
-                "line_items[0][price_data][unit_amount]".into(),
-                c.price.amount.to_string(),
-            ),
-            (
-                "line_items[0][price_data][product_data][name]".into(),
-                format!("{}: {}", c.price.name, c.title),
-            ),
-            ("metadata[job_id]".into(), o.job_id.to_string()),
+        ];
+        match c.line {
+            Line::Priced { price, title } => f.extend([
+                (
+                    "line_items[0][price_data][currency]".into(),
+                    price.currency.to_ascii_lowercase(),
+                ),
+                (
+                    "line_items[0][price_data][unit_amount]".into(),
+                    price.amount.to_string(),
+                ),
+                (
+                    "line_items[0][price_data][product_data][name]".into(),
+                    format!("{}: {title}", price.name),
+                ),
+            ]),
+            Line::Processor { price_id } => {
+                f.push(("line_items[0][price]".into(), price_id.to_string()));
+            }
+        }
+        if let Some(job) = o.job_id {
+            f.push(("metadata[job_id]".into(), job.to_string()));
+        }
+        if let Some(plan) = o.plan_id {
+            f.push(("metadata[plan_id]".into(), plan.to_string()));
+        }
+        f.extend([
             ("metadata[organization_id]".into(), o.org_id.0.to_string()),
             ("metadata[order_id]".into(), o.id.to_string()),
-        ];
+        ]);
         if let Some(e) = c.customer_email {
             f.push(("customer_email".into(), e.to_string()));
         }
@@ -176,8 +198,10 @@ mod tests {
         let order = Order {
             id: Uuid::nil(),
             org_id: OrgId(7),
-            job_id: JobId(Uuid::nil()),
-            price_id: Uuid::nil(),
+            job_id: Some(JobId(Uuid::nil())),
+            price_id: Some(Uuid::nil()),
+            plan_id: None,
+            access_id: None,
             kind: "post".into(),
             member_id: None,
             email: None,
@@ -203,8 +227,10 @@ mod tests {
         };
         let c = Checkout {
             order: &order,
-            price: &price,
-            title: "Baker",
+            line: Line::Priced {
+                price: &price,
+                title: "Baker",
+            },
             success_url: "https://jobs.example/post-a-job/thanks?session_id={CHECKOUT_SESSION_ID}"
                 .into(),
             cancel_url: "https://jobs.example/post-a-job/resume/x".into(),
@@ -218,6 +244,37 @@ mod tests {
         assert_eq!(get("metadata[organization_id]"), Some("7"));
         assert_eq!(
             get("client_reference_id"),
+            Some(Uuid::nil().to_string().as_str())
+        );
+        assert_eq!(
+            get("line_items[0][price_data][product_data][name]"),
+            Some("Standard: Baker")
+        );
+        assert_eq!(
+            get("metadata[job_id]"),
+            Some(Uuid::nil().to_string().as_str())
+        );
+        assert_eq!(get("metadata[plan_id]"), None);
+        let pack = Order {
+            job_id: None,
+            price_id: None,
+            plan_id: Some(Uuid::nil()),
+            kind: "pack".into(),
+            ..order.clone()
+        };
+        let form = Processor::form(&Checkout {
+            order: &pack,
+            line: Line::Processor {
+                price_id: "price_123",
+            },
+            ..c
+        });
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("line_items[0][price]"), Some("price_123"));
+        assert_eq!(get("line_items[0][price_data][unit_amount]"), None);
+        assert_eq!(get("metadata[job_id]"), None);
+        assert_eq!(
+            get("metadata[plan_id]"),
             Some(Uuid::nil().to_string().as_str())
         );
         let encoded = serde_urlencoded::to_string(&form).unwrap();

@@ -59,6 +59,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(37, "0037_delivery_log_retention"),
     migration!(38, "0038_member_accounts"),
     migration!(39, "0039_payments"),
+    migration!(40, "0040_post_packs"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

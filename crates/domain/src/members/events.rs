@@ -77,7 +77,9 @@ impl Event for UserDeleted {
 pub struct PaymentReceived {
     pub payment_id: Uuid,
     pub user_id: Option<MemberId>,
-    pub job_id: JobId,
+    /// Null for a pack of posts (then `plan_id` names it).
+    pub job_id: Option<JobId>,
+    pub plan_id: Option<Uuid>,
     pub amount: Money,
     pub currency: String,
     pub payment_provider: PaymentProvider,
@@ -121,6 +123,7 @@ pub fn payment_received(p: &Payment) -> PaymentReceived {
         payment_id: p.id,
         user_id: p.user_id,
         job_id: p.job_id,
+        plan_id: p.plan_id,
         amount: p.amount,
         currency: p.currency.clone(),
         payment_provider: p.payment_provider,

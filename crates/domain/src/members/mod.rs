@@ -45,6 +45,16 @@ pub async fn page(db: &Db, org_id: OrgId, q: &MemberListQuery) -> Result<MemberP
     Ok(MemberPage { rows, total })
 }
 
+/// The id of the member `lookup` names (its id, or its address compared as
+/// [`same_address`] does), if there is one.
+pub async fn id_of(db: &Db, org_id: OrgId, lookup: &str) -> Result<Option<MemberId>> {
+    Ok(match lookup.parse::<MemberId>() {
+        Ok(id) => store::member_read(db, org_id, id).await?,
+        Err(_) => store::member_with_address(db, org_id, lookup).await?,
+    }
+    .map(|m| m.id))
+}
+
 /// The member `lookup` names (its id, or its address compared as [`same_address`] does),
 /// with its access records, payments and whether it passes the paywall now.
 pub async fn lookup(db: &Db, org_id: OrgId, lookup: &str) -> Result<MemberRecord> {
@@ -154,6 +164,36 @@ pub(crate) async fn delete_in(tx: &mut Tx, org_id: OrgId, m: &Member) -> Result<
     let now = tx.now();
     store::delete_member(tx, org_id, m, now).await?;
     outbox::emit_event(tx, org_id, &events::user_deleted(m)).await?;
+    Ok(())
+}
+
+/// Gives member `user_id` the posts of a pack of `plan` bought through the board's
+/// checkout (order `order_id`), in `tx`: a new access record (`active`, the plan's
+/// `jobsIncluded`), with `subscription.created` as a sync that creates one. `None` when
+/// the member was deleted meanwhile.
+pub(crate) async fn grant_pack_in(
+    tx: &mut Tx,
+    org_id: OrgId,
+    user_id: MemberId,
+    plan: &crate::plans::Plan,
+    order_id: uuid::Uuid,
+) -> Result<Option<Access>> {
+    if store::member_by_id(tx, org_id, user_id).await?.is_none() {
+        return Ok(None);
+    }
+    let mut a = access::fresh(org_id, user_id, plan, tx.now());
+    a.metadata = crate::JsonDoc(serde_json::json!({ "order_id": order_id }));
+    store::insert_access(tx, &a).await?;
+    outbox::emit_event(tx, org_id, &events::subscription_created(&a)).await?;
+    Ok(Some(a))
+}
+
+/// Takes back the posts of a refunded pack, in `tx`: its access record `id` is canceled
+/// with none left (posts already made stay), with `subscription.canceled`.
+pub(crate) async fn revoke_pack_in(tx: &mut Tx, org_id: OrgId, id: uuid::Uuid) -> Result<()> {
+    if let Some(a) = store::revoke_access(tx, org_id, id).await? {
+        outbox::emit_event(tx, org_id, &events::subscription_canceled(&a)).await?;
+    }
     Ok(())
 }
 

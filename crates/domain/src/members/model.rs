@@ -105,9 +105,9 @@ pub struct Payment {
     /// The member who paid; null once that member was deleted (the payment stays).
     #[schema(value_type = Option<Uuid>)]
     pub user_id: Option<MemberId>,
-    /// The job paid for.
-    #[schema(value_type = Uuid)]
-    pub job_id: JobId,
+    /// The job paid for; null for a pack of posts bought on the board (`planId` names it).
+    #[schema(value_type = Option<Uuid>)]
+    pub job_id: Option<JobId>,
     /// The plan paid for: the one sent, else the plan of the sync's `access` block.
     pub plan_id: Option<Uuid>,
     pub amount: Money,

@@ -57,7 +57,7 @@ pub(super) fn fresh(org_id: OrgId, user_id: MemberId, p: &PaymentIn, now: Ts) ->
         id: Uuid::now_v7(),
         organization_id: org_id,
         user_id: Some(user_id),
-        job_id: p.job_id,
+        job_id: Some(p.job_id),
         plan_id: None,
         amount: p.amount,
         currency: p.currency.clone(),
@@ -75,7 +75,7 @@ pub(super) fn fresh(org_id: OrgId, user_id: MemberId, p: &PaymentIn, now: Ts) ->
 /// else the access block's; other fields when sent (`null` metadata stores `{}`).
 pub(super) fn apply(stored: &Payment, p: &PaymentIn, access_plan: Option<Uuid>) -> Payment {
     let mut r = stored.clone();
-    r.job_id = p.job_id;
+    r.job_id = Some(p.job_id);
     r.amount = p.amount;
     r.currency = p.currency.clone();
     if let Some(v) = p.plan_id.or(access_plan) {

@@ -436,6 +436,35 @@ async fn access_by_plan(
     })
 }
 
+/// Inserts a new access record (a pack bought on the board).
+pub(super) async fn insert_access(tx: &mut Tx, r: &Access) -> DbResult<()> {
+    save_access(tx, r, true).await
+}
+
+/// Cancels access record `id` with no posts left, once: the record as canceled, or
+/// `None` when it is gone or was canceled before.
+pub(super) async fn revoke_access(
+    tx: &mut Tx,
+    org_id: OrgId,
+    id: Uuid,
+) -> DbResult<Option<Access>> {
+    let now = tx.now();
+    let sql = format!(
+        "UPDATE member_access SET status = 'canceled', jobs_remaining = 0, \
+         canceled_at = COALESCE(canceled_at, $3), updated_at = $3 \
+         WHERE org_id = $1 AND id = $2 AND status <> 'canceled' RETURNING {ACCESS_COLUMNS}"
+    );
+    dispatch_tx!(tx, t => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(id)
+            .bind(now)
+            .fetch_optional(&mut **t)
+            .await
+            .map_err(StoreError::from)
+    })
+}
+
 /// Stores an access record: inserted when `new`, else updated.
 async fn save_access(tx: &mut Tx, r: &Access, new: bool) -> DbResult<()> {
     save_row!(tx, "member_access", new new, conflict "id", keep [id, org_id, user_id, created_at], {

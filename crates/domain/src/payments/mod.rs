@@ -27,7 +27,8 @@ use serde_json::json;
 use uuid::Uuid;
 
 pub use model::{
-    Order, OrderStatus, PaidPosts, PaymentListQuery, Price, PriceIn, Session, minor_exponent,
+    KIND_FEATURE, KIND_PACK, Order, OrderStatus, PaidPosts, PaymentListQuery, Price, PriceIn,
+    Session, minor_exponent,
 };
 
 use crate::{
@@ -37,10 +38,8 @@ use crate::{
     mail::{Message, store::enqueue},
     members::{self, Member, Payment, PaymentProvider, PaymentStatus},
     orgs::Org,
+    plans::{self, Plan, PlanInterval},
 };
-
-/// The kind of an order that features a live job.
-pub const KIND_FEATURE: &str = "feature";
 
 /// The processor's own API base, when an account names none.
 pub const DEFAULT_API_URL: &str = "https://api.stripe.com";
@@ -159,7 +158,14 @@ pub async fn archive_price(db: &Db, id: Uuid) -> Result<Price> {
 /// A page of the organization's payments, newest first, as `q` filters them, and how
 /// many match (`GET /api/payments`).
 pub async fn list(db: &Db, org_id: OrgId, q: &PaymentListQuery) -> Result<(Vec<Payment>, i64)> {
-    Ok(store::payments_page(db, org_id, q).await?)
+    let member = match q.member.as_deref() {
+        Some(named) => match members::id_of(db, org_id, named).await? {
+            Some(id) => Some(id),
+            None => return Ok((Vec::new(), 0)),
+        },
+        None => None,
+    };
+    Ok(store::payments_page(db, org_id, q, member).await?)
 }
 
 /// The sum of one month's succeeded payments in one currency.
@@ -319,14 +325,60 @@ pub async fn start_feature(
     Ok((job, order, price))
 }
 
-/// Records the session opened for order `id` (`awaiting_payment`).
+/// The packs of posts a member can buy on the board: the organization's plans that are
+/// paid once (`one_time`), include job posts and name their price at the processor.
+pub async fn packs(db: &Db, org_id: OrgId) -> Result<Vec<Plan>> {
+    Ok(plans::list(db, org_id)
+        .await?
+        .into_iter()
+        .filter(|p| {
+            p.interval == PlanInterval::OneTime
+                && p.jobs_included > 0
+                && p.processor_price_id.is_some()
+        })
+        .collect())
+}
+
+/// Starts `member`'s purchase of the pack `plan_id` (one of [`packs`]): its order. Only
+/// a member who may post buys posts. The caller opens the checkout session.
+pub async fn start_pack(
+    db: &Db,
+    org: &Org,
+    member: &Member,
+    plan_id: Uuid,
+) -> Result<(Order, Plan)> {
+    crate::accounts::may_post(member)
+        .map_err(|message| Error::conflict(message, json!({ "reason": "member_may_not_post" })))?;
+    let Some(plan) = packs(db, org.id)
+        .await?
+        .into_iter()
+        .find(|p| p.id == plan_id)
+    else {
+        return Err(Error::field(
+            "plan_id",
+            "not_found",
+            "Choose one of the packs shown.",
+        ));
+    };
+    let order = Order::pack(&plan, member, db.now());
+    store::insert_order(db, &order).await?;
+    tracing::info!(org_id = org.id.0, order_id = %order.id, plan_id = %plan.id, "pack purchase started");
+    Ok((order, plan))
+}
+
+/// Records the session opened for order `id` (`awaiting_payment`). A pack's amount is
+/// what the processor's price charges, so the order takes the session's.
 pub async fn session_opened(db: &Db, org_id: OrgId, id: Uuid, session: &Session) -> Result<Order> {
+    let pack = store::order(db, org_id, id)
+        .await?
+        .is_some_and(|o| o.kind == KIND_PACK);
     store::set_session(
         db,
         org_id,
         id,
         &session.id,
         session.url.as_deref(),
+        pack.then_some((session.amount_total, session.currency.as_str())),
         db.now(),
     )
     .await?
@@ -350,11 +402,26 @@ pub async fn order_of_session(db: &Db, org_id: OrgId, session_id: &str) -> Resul
     Ok(store::order_of_session(db, org_id, session_id).await?)
 }
 
-/// The price of order `o`.
+/// The price of order `o` (a post or an upgrade).
 pub async fn price_of(db: &Db, o: &Order) -> Result<Price> {
-    store::price(db, Some(o.org_id), o.price_id)
+    let Some(id) = o.price_id else {
+        return Err(Error::NotFound("price"));
+    };
+    store::price(db, Some(o.org_id), id)
         .await?
         .ok_or(Error::NotFound("price"))
+}
+
+/// The plan of order `o` (a pack).
+pub async fn plan_of(db: &Db, o: &Order) -> Result<Plan> {
+    let Some(id) = o.plan_id else {
+        return Err(Error::NotFound("plan"));
+    };
+    plans::list(db, o.org_id)
+        .await?
+        .into_iter()
+        .find(|p| p.id == id)
+        .ok_or(Error::NotFound("plan"))
 }
 
 /// What a word from the processor about a session did.
@@ -388,7 +455,10 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
     if !session.is_paid() {
         return Ok(Settled::NotPaid);
     }
-    let price = price_of(db, &order).await?;
+    let item = match order.kind.as_str() {
+        KIND_PACK => Item::Pack(plan_of(db, &order).await?),
+        _ => Item::Job(price_of(db, &order).await?),
+    };
     let mut tx = db.begin().await?;
     let now = tx.now();
     let Some(order) = store::move_order(
@@ -413,7 +483,7 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
         organization_id: org.id,
         user_id: order.member_id,
         job_id: order.job_id,
-        plan_id: None,
+        plan_id: order.plan_id,
         amount: money(order.amount, &order.currency)?,
         currency: order.currency.to_ascii_uppercase(),
         status: PaymentStatus::Succeeded,
@@ -421,7 +491,7 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
         processor_session_id: Some(session.id.clone()),
         processor_payment_intent_id: session.payment_intent.clone(),
         metadata: JsonDoc::object(
-            json!({ "order_id": order.id, "price_id": order.price_id })
+            json!({ "order_id": order.id, "price_id": order.price_id, "plan_id": order.plan_id })
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),
@@ -429,10 +499,45 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
         created_at: now,
         updated_at: now,
     };
+    // A member deleted since keeps no payment record of theirs.
+    let mut payment = payment;
+    match (&item, order.member_id) {
+        (Item::Pack(plan), Some(member)) => {
+            match members::grant_pack_in(&mut tx, org.id, member, plan, order.id).await? {
+                Some(access) => store::set_order_access(&mut tx, order.id, access.id).await?,
+                None => {
+                    payment.user_id = None;
+                    tracing::warn!(org_id = org.id.0, order_id = %order.id, "a pack was paid for a member deleted since");
+                }
+            }
+        }
+        (Item::Job(price), _) => {
+            if let Some(job_id) = order.job_id {
+                let paid = paid_job(org, &order, price, now);
+                jobs::set_paid_in(&mut tx, db.outgoing(), org.id, job_id, paid).await?;
+            }
+        }
+        (Item::Pack(_), None) => {}
+    }
     members::record_payment_in(&mut tx, &payment).await?;
+    tx.commit().await?;
+    tracing::info!(org_id = org.id.0, order_id = %order.id, kind = %order.kind, "order fulfilled");
+    Ok(Settled::Fulfilled(Box::new(order)))
+}
+
+/// What an order buys.
+enum Item {
+    /// A post or a featured upgrade of a job, at a price.
+    Job(Price),
+    /// A pack of posts.
+    Pack(Plan),
+}
+
+/// What a paid post (or upgrade) makes of its job.
+fn paid_job(org: &Org, order: &Order, price: &Price, now: Ts) -> jobs::Paid {
     let days = |n: i64| std::time::Duration::from_secs(u64::try_from(n).unwrap_or(1) * 86_400);
     let featured_until = price.featured_days.map(|n| now.later_by(days(n)));
-    let paid = if order.kind == KIND_FEATURE {
+    if order.kind == KIND_FEATURE {
         jobs::Paid {
             featured_until,
             ..jobs::Paid::default()
@@ -446,11 +551,7 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
             expires_at: Some(now.later_by(days(price.days))),
             featured_until,
         }
-    };
-    jobs::set_paid_in(&mut tx, db.outgoing(), org.id, order.job_id, paid).await?;
-    tx.commit().await?;
-    tracing::info!(org_id = org.id.0, order_id = %order.id, job_id = %order.job_id, "paid post fulfilled");
-    Ok(Settled::Fulfilled(Box::new(order)))
+    }
 }
 
 /// An amount in minor units as the payment records it.
@@ -478,7 +579,13 @@ pub async fn expired(db: &Db, org: &Org, session: &Session) -> Result<bool> {
     };
     if let (Some(out), Some(to)) = (db.outgoing(), order.email.as_deref()) {
         let link = out.board_url(org.domain.as_deref(), &resume_path(db, &order).await?);
-        let text = if order.kind == KIND_FEATURE {
+        let text = if order.kind == KIND_PACK {
+            format!(
+                "The pack of job posts you chose at {} was not paid, so nothing was charged.\n\n\
+                 To pay for it, open:\n\n{link}\n",
+                org.name
+            )
+        } else if order.kind == KIND_FEATURE {
             format!(
                 "The featured upgrade of your job at {} was not paid, so the job is listed as before.\n\n\
                  To pay for the upgrade, open:\n\n{link}\n",
@@ -515,22 +622,30 @@ pub async fn refunded(db: &Db, org: &Org, payment_intent: &str) -> Result<bool> 
         tx.commit().await?;
         return Ok(false);
     };
-    if let Some(session) = payment.processor_session_id.as_deref() {
-        store::move_order(
-            &mut tx,
-            org.id,
-            session,
-            &[OrderStatus::Fulfilled, OrderStatus::Paid],
-            OrderStatus::Refunded,
-        )
-        .await?;
+    let order = match payment.processor_session_id.as_deref() {
+        Some(session) => {
+            store::move_order(
+                &mut tx,
+                org.id,
+                session,
+                &[OrderStatus::Fulfilled, OrderStatus::Paid],
+                OrderStatus::Refunded,
+            )
+            .await?
+        }
+        None => None,
+    };
+    // A pack's posts not yet used are taken back; a post's job expires where the
+    // organization says so.
+    if let Some(access) = order.as_ref().and_then(|o| o.access_id) {
+        members::revoke_pack_in(&mut tx, org.id, access).await?;
     }
-    if org.refund_unpublishes {
+    if let Some(job_id) = payment.job_id.filter(|_| org.refund_unpublishes) {
         jobs::set_paid_in(
             &mut tx,
             db.outgoing(),
             org.id,
-            payment.job_id,
+            job_id,
             jobs::Paid {
                 status: Some(JobStatus::Expired),
                 ..jobs::Paid::default()
@@ -539,7 +654,7 @@ pub async fn refunded(db: &Db, org: &Org, payment_intent: &str) -> Result<bool> 
         .await?;
     }
     tx.commit().await?;
-    tracing::info!(org_id = org.id.0, job_id = %payment.job_id, "payment refunded");
+    tracing::info!(org_id = org.id.0, payment_id = %payment.id, "payment refunded");
     Ok(true)
 }
 

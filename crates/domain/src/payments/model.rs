@@ -6,9 +6,11 @@ use uuid::Uuid;
 use crate::{
     JobId, MemberId, OrgId, Ts,
     kind::{Currency, Int, Trimmed},
+    members::Member,
     members::PaymentStatus,
+    plans::Plan,
     query,
-    query::{QDate, QEnum, QId, QInt},
+    query::{QDate, QEnum, QId, QInt, QText},
     request,
 };
 
@@ -93,8 +95,8 @@ query! {
     pub struct PaymentListQuery {
         /// Only payments with this status.
         pub status: QEnum<PaymentStatus> = optional,
-        /// Only the payments of this member (its id).
-        pub member: QId<MemberId> = optional,
+        /// Only the payments of this member: its id or its email address.
+        pub member: QText<320> = optional,
         /// Only the payments for this job.
         pub job_id: QId<JobId> = optional,
         /// Only payments made on or after this day (UTC).
@@ -106,14 +108,21 @@ query! {
     }
 }
 
-/// An order of a post.
+/// An order: of a job at a price (a post, or a featured upgrade), or of a pack of posts
+/// (a plan).
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct Order {
     pub id: Uuid,
     pub org_id: OrgId,
-    pub job_id: JobId,
-    pub price_id: Uuid,
-    /// `post`.
+    /// The job paid for (a post or a featured upgrade); none for a pack.
+    pub job_id: Option<JobId>,
+    /// The price of a post or an upgrade; none for a pack.
+    pub price_id: Option<Uuid>,
+    /// The plan of a pack; none otherwise.
+    pub plan_id: Option<Uuid>,
+    /// The access record a fulfilled pack created.
+    pub access_id: Option<Uuid>,
+    /// `post`, `feature` ([`KIND_FEATURE`]) or `pack` ([`KIND_PACK`]).
     pub kind: String,
     pub member_id: Option<MemberId>,
     /// Where the resume link goes when the checkout expires (the job's contact address).
@@ -141,8 +150,10 @@ impl Order {
         Order {
             id: Uuid::now_v7(),
             org_id: price.org_id,
-            job_id,
-            price_id: price.id,
+            job_id: Some(job_id),
+            price_id: Some(price.id),
+            plan_id: None,
+            access_id: None,
             kind: kind.into(),
             member_id,
             email,
@@ -157,6 +168,39 @@ impl Order {
         }
     }
 }
+
+impl Order {
+    /// A new order (`draft`) of a pack of posts: `plan` for `member`. Its amount is the
+    /// plan's until the processor's session says what its price costs.
+    pub fn pack(plan: &Plan, member: &Member, now: Ts) -> Order {
+        let minor = plan.price.minor_units(minor_exponent(&plan.currency));
+        Order {
+            id: Uuid::now_v7(),
+            org_id: plan.organization_id,
+            job_id: None,
+            price_id: None,
+            plan_id: Some(plan.id),
+            access_id: None,
+            kind: KIND_PACK.into(),
+            member_id: Some(member.id),
+            email: Some(member.email.clone()),
+            status: OrderStatus::Draft,
+            amount: minor,
+            currency: plan.currency.clone(),
+            session_id: None,
+            session_url: None,
+            created_at: now,
+            updated_at: now,
+            fulfilled_at: None,
+        }
+    }
+}
+
+/// The kind of an order that features a live job.
+pub const KIND_FEATURE: &str = "feature";
+
+/// The kind of an order of a pack of posts.
+pub const KIND_PACK: &str = "pack";
 
 /// A checkout session as the processor describes it (the subset the board reads).
 #[derive(Debug, Clone, PartialEq, Eq)]

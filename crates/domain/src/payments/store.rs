@@ -12,7 +12,7 @@ use crate::{
 
 const PRICE_COLUMNS: &str =
     "id, org_id, name, amount, currency, days, featured_days, archived_at, created_at";
-const ORDER_COLUMNS: &str = "id, org_id, job_id, price_id, kind, member_id, email, status, amount, \
+const ORDER_COLUMNS: &str = "id, org_id, job_id, price_id, plan_id, access_id, kind, member_id, email, status, amount, \
      currency, session_id, session_url, created_at, updated_at, fulfilled_at";
 const PAYMENT_COLUMNS: &str = "id, org_id AS organization_id, user_id, job_id, plan_id, amount, \
      currency, status, payment_provider, processor_session_id, processor_payment_intent_id, \
@@ -107,13 +107,15 @@ pub(super) async fn archive_price(db: &Db, id: Uuid, now: Ts) -> DbResult<Option
 pub(super) async fn insert_order(db: &Db, o: &Order) -> DbResult<()> {
     dispatch!(db.writer(), p => {
         sqlx::query(
-            "INSERT INTO orders (id, org_id, job_id, price_id, kind, member_id, email, status, amount, \
-             currency, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+            "INSERT INTO orders (id, org_id, job_id, price_id, plan_id, kind, member_id, email, status, \
+             amount, currency, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)",
         )
         .bind(o.id)
         .bind(o.org_id)
         .bind(o.job_id)
         .bind(o.price_id)
+        .bind(o.plan_id)
         .bind(&o.kind)
         .bind(o.member_id)
         .bind(&o.email)
@@ -146,17 +148,19 @@ pub(super) async fn order_of_session(
 }
 
 /// Records the checkout session of an order that is not settled yet (a new session
-/// replaces an expired one).
+/// replaces an expired one), and, when given, the amount the session charges.
 pub(super) async fn set_session(
     db: &Db,
     org_id: OrgId,
     id: Uuid,
     session: &str,
     url: Option<&str>,
+    charged: Option<(i64, &str)>,
     now: Ts,
 ) -> DbResult<Option<Order>> {
     let sql = format!(
-        "UPDATE orders SET session_id = $3, session_url = $4, status = 'awaiting_payment', updated_at = $5 \
+        "UPDATE orders SET session_id = $3, session_url = $4, status = 'awaiting_payment', updated_at = $5, \
+         amount = COALESCE($6, amount), currency = COALESCE($7, currency) \
          WHERE org_id = $1 AND id = $2 AND status IN ('draft', 'awaiting_payment', 'expired') \
          RETURNING {ORDER_COLUMNS}"
     );
@@ -167,9 +171,24 @@ pub(super) async fn set_session(
             .bind(session)
             .bind(url)
             .bind(now)
+            .bind(charged.map(|c| c.0))
+            .bind(charged.map(|c| c.1.to_ascii_uppercase()))
             .fetch_optional(p)
             .await?
     }))
+}
+
+/// Records the access record a fulfilled pack created.
+pub(super) async fn set_order_access(tx: &mut Tx, id: Uuid, access: Uuid) -> DbResult<()> {
+    dispatch_tx!(tx, t => {
+        sqlx::query("UPDATE orders SET access_id = $2 WHERE id = $1")
+            .bind(id)
+            .bind(access)
+            .execute(&mut **t)
+            .await
+            .map(|_| ())
+            .map_err(StoreError::from)
+    })
 }
 
 /// Moves the order of `session` from one of `from` to `to` in `tx`, once: the order as
@@ -298,6 +317,7 @@ pub(super) async fn payments_page(
     db: &Db,
     org_id: OrgId,
     q: &super::model::PaymentListQuery,
+    member: Option<MemberId>,
 ) -> DbResult<(Vec<Payment>, i64)> {
     let since = q
         .since
@@ -311,7 +331,7 @@ pub(super) async fn payments_page(
             if let Some(s) = q.status {
                 qb.push(" AND status = ").push_bind(s);
             }
-            if let Some(m) = q.member {
+            if let Some(m) = member {
                 qb.push(" AND user_id = ").push_bind(m);
             }
             if let Some(j) = q.job_id {

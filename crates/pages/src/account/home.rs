@@ -4,23 +4,35 @@
 
 use askama::Template;
 use axum::{
-    extract::{RawQuery, State},
+    extract::{Path, RawQuery, State},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 
-use super::Member;
+use super::{Member, Posted};
 use crate::{
-    board::Frame,
+    board::{Frame, checkout},
     error::PageError,
     page::{Chrome, Html},
 };
 use jobboard_app::app::AppState;
+use jobboard_delivery::processor::Line;
 use jobboard_domain::{
+    Error,
     accounts::{self, posts, saved},
     alerts::{self, AlertStatus},
     members::{self, ApprovalStatus},
+    payments::{self, minor_exponent, model::decimal_text},
     plans,
 };
+
+/// A pack of posts the member can buy.
+pub(super) struct PackRow {
+    pub id: String,
+    pub name: String,
+    pub posts: i64,
+    pub amount: String,
+}
 
 pub(super) struct AlertRow {
     pub described: String,
@@ -53,6 +65,9 @@ struct HomePage {
     /// The most recently saved: (title, slug).
     saved: Vec<(String, String)>,
     alerts: Vec<AlertRow>,
+    /// The packs of posts on sale (employers who may post, on a board that takes
+    /// payments).
+    packs: Vec<PackRow>,
 }
 
 /// `GET /account`
@@ -120,6 +135,32 @@ pub async fn show(
     };
     let notice = (raw.as_deref() == Some("welcome=1"))
         .then(|| "Welcome: your account is made and you are signed in.".to_string());
+    let account = payments::account(&app.db, org).await?;
+    let packs = match &account {
+        Some(_) if accounts::may_post(m).is_ok() => payments::packs(&app.db, org)
+            .await?
+            .into_iter()
+            .map(|p| PackRow {
+                id: p.id.to_string(),
+                amount: format!(
+                    "{} {}",
+                    decimal_text(
+                        p.price.minor_units(minor_exponent(&p.currency)),
+                        &p.currency
+                    ),
+                    p.currency
+                ),
+                name: p.name,
+                posts: p.jobs_included,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    // A pack's form is answered with a redirect to the processor's checkout page.
+    let checkout_origin = match &account {
+        Some(a) if !packs.is_empty() => a.checkout_origin(),
+        _ => String::new(),
+    };
     let tpl = HomePage {
         chrome: Chrome::new(format!("Your account – {}", site.org.name))
             .with_theme(&site.theme.css),
@@ -139,9 +180,40 @@ pub async fn show(
         saved_count,
         saved,
         alerts: rows,
+        packs,
     };
     Ok(Html::render(&tpl, Some(&site.theme.csp_hash))?
+        .allow_form_action(&checkout_origin)
         .cache_control("private, no-store")
         .robots("noindex")
         .into_response())
+}
+
+/// `POST /account/packs/{id}`: buys a pack of job posts through the board's checkout
+/// (docs/payments.md); once paid, its posts are the member's.
+pub async fn buy_pack(
+    State(app): State<AppState>,
+    Path(raw): Path<String>,
+    posted: Posted,
+) -> Result<Response, PageError> {
+    let Posted { member, .. } = posted;
+    let plan = raw
+        .parse::<uuid::Uuid>()
+        .map_err(|_| PageError::not_found())?;
+    let account = checkout::account_of(&app, &member.site).await?;
+    match payments::start_pack(&app.db, &member.site.org, &member.session.member, plan).await {
+        Ok((order, plan)) => {
+            let line = Line::Processor {
+                price_id: plan.processor_price_id.as_deref().unwrap_or(""),
+            };
+            checkout::open(&app, &member.site, &account, &order, line).await
+        }
+        Err(Error::Conflict { message, .. }) => Err(PageError::new(
+            StatusCode::CONFLICT,
+            "The pack cannot be bought",
+            message,
+        )),
+        Err(Error::Invalid(_)) => Err(PageError::not_found()),
+        Err(e) => Err(e.into()),
+    }
 }

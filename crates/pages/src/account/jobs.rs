@@ -340,8 +340,17 @@ pub async fn create(State(app): State<AppState>, posted: Posted) -> Result<Respo
         return match payments::start_post(&app.db, org, price, body, Some(m)).await {
             Ok((job, order, price)) => {
                 let site = &member.site;
-                crate::board::checkout::open(&app, site, &offer.account, &order, &price, &job.title)
-                    .await
+                crate::board::checkout::open(
+                    &app,
+                    site,
+                    &offer.account,
+                    &order,
+                    jobboard_delivery::processor::Line::Priced {
+                        price: &price,
+                        title: &job.title,
+                    },
+                )
+                .await
             }
             Err(e) => refused(&app, &member, None, &form, e).await,
         };
@@ -522,8 +531,17 @@ pub async fn feature(
     {
         Ok((job, order, price)) => {
             let account = crate::board::checkout::account_of(&app, &member.site).await?;
-            crate::board::checkout::open(&app, &member.site, &account, &order, &price, &job.title)
-                .await
+            crate::board::checkout::open(
+                &app,
+                &member.site,
+                &account,
+                &order,
+                jobboard_delivery::processor::Line::Priced {
+                    price: &price,
+                    title: &job.title,
+                },
+            )
+            .await
         }
         Err(Error::Conflict { message, .. }) => Err(PageError::new(
             StatusCode::CONFLICT,

@@ -45,6 +45,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/account/sign-in/{token}", get(sign_in::open))
         .route("/account/sign-out", post(sign_in::sign_out))
+        .route("/account/packs/{id}", post(home::buy_pack))
         .route("/account/jobs", get(jobs::list))
         .route("/account/jobs/new", get(jobs::new_form).post(jobs::create))
         .route(

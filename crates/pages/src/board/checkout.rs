@@ -22,10 +22,11 @@ use crate::{
     site::Site,
 };
 use jobboard_app::app::AppState;
-use jobboard_delivery::processor::Checkout;
+use jobboard_delivery::processor::{Checkout, Line};
 use jobboard_domain::{
-    jobs::{self, JobStatus},
+    jobs::{self, Job, JobStatus},
     payments::{self, Account, Order, OrderStatus, Price, Settled},
+    plans::Plan,
 };
 
 #[derive(Template)]
@@ -89,22 +90,62 @@ pub(crate) async fn account_of(app: &AppState, site: &Site) -> Result<Account, P
         .ok_or_else(PageError::not_found)
 }
 
-/// Opens a checkout session for `order` (of the job titled `title`) through `account`
-/// and sends the poster to it (`303`); when the processor cannot be reached, says so
-/// with the link that resumes the order (the job is kept as a draft).
+/// What an order buys, as its pages name it.
+enum Bought {
+    /// A post or a featured upgrade of a job, at a price.
+    Job(Box<Job>, Price),
+    /// A pack of posts.
+    Pack(Plan),
+}
+
+impl Bought {
+    async fn of(app: &AppState, site: &Site, order: &Order) -> Result<Bought, PageError> {
+        Ok(match order.job_id {
+            Some(id) => Bought::Job(
+                Box::new(jobs::get(&app.db, site.org.id, id).await?),
+                payments::price_of(&app.db, order).await?,
+            ),
+            None => Bought::Pack(payments::plan_of(&app.db, order).await?),
+        })
+    }
+
+    /// The session's line item.
+    fn line(&self) -> Line<'_> {
+        match self {
+            Bought::Job(job, price) => Line::Priced {
+                price,
+                title: &job.title,
+            },
+            Bought::Pack(plan) => Line::Processor {
+                price_id: plan.processor_price_id.as_deref().unwrap_or(""),
+            },
+        }
+    }
+}
+
+/// An order's amount as people read it: `49.00 EUR`.
+fn amount_of(order: &Order) -> String {
+    format!(
+        "{} {}",
+        payments::model::decimal_text(order.amount, &order.currency),
+        order.currency
+    )
+}
+
+/// Opens a checkout session for `order` (its one line item `line`) through `account`
+/// and sends the payer to it (`303`); when the processor cannot be reached, says so
+/// with the link that resumes the order (a post's job is kept as a draft).
 pub(crate) async fn open(
     app: &AppState,
     site: &Site,
     account: &Account,
     order: &Order,
-    price: &Price,
-    title: &str,
+    line: Line<'_>,
 ) -> Result<Response, PageError> {
     let resume = site.url(&payments::resume_path(&app.db, order).await?);
     let checkout = Checkout {
         order,
-        price,
-        title,
+        line,
         success_url: site.url("/post-a-job/thanks?session_id={CHECKOUT_SESSION_ID}"),
         cancel_url: resume.clone(),
         customer_email: order.email.as_deref(),
@@ -126,8 +167,13 @@ pub(crate) async fn open(
                 StatusCode::BAD_GATEWAY,
                 "The payment could not be started",
                 vec![
-                    "The payment provider could not be reached just now. Your job is saved, and nothing was charged.".into(),
-                    format!("To pay and publish it, try again in a moment: {resume}"),
+                    if order.kind == payments::KIND_PACK {
+                        "The payment provider could not be reached just now. Nothing was charged."
+                            .into()
+                    } else {
+                        "The payment provider could not be reached just now. Your job is saved, and nothing was charged.".into()
+                    },
+                    format!("To pay, try again in a moment: {resume}"),
                 ],
                 None,
                 "",
@@ -170,7 +216,10 @@ pub async fn thanks(
         }
         order = payments::order(&app.db, site.org.id, order.id).await?;
     }
-    let job = jobs::get(&app.db, site.org.id, order.job_id).await?;
+    let job = match Bought::of(&app, &site, &order).await? {
+        Bought::Job(job, _) => job,
+        Bought::Pack(plan) => return pack_thanks(&site, &order, &plan),
+    };
     let (title, lines) = match order.status {
         OrderStatus::Fulfilled => (
             "Thank you: your payment was received",
@@ -195,6 +244,37 @@ pub async fn thanks(
     page(&site, StatusCode::OK, title, lines, None, "")
 }
 
+/// The page a pack's payer comes back to.
+fn pack_thanks(site: &Site, order: &Order, plan: &Plan) -> Result<Response, PageError> {
+    let (title, lines) = match order.status {
+        OrderStatus::Fulfilled => (
+            "Thank you: your payment was received",
+            vec![
+                format!(
+                    "{} job posts of “{}” were added to your account.",
+                    plan.jobs_included, plan.name
+                ),
+                "Post a job from your account: each post takes one of them, without a payment.".into(),
+            ],
+        ),
+        OrderStatus::Refunded => (
+            "This payment was refunded",
+            vec![format!(
+                "“{}” was paid and then refunded; its unused posts were taken back.",
+                plan.name
+            )],
+        ),
+        _ => (
+            "Your payment has not arrived yet",
+            vec![
+                "The payment provider has not confirmed your payment yet. Reload this page in a moment.".into(),
+                format!("The posts of “{}” are added to your account once it has.", plan.name),
+            ],
+        ),
+    };
+    page(site, StatusCode::OK, title, lines, None, "")
+}
+
 /// `GET /post-a-job/resume/{token}`: an unpaid order, with the button that opens a new
 /// checkout for it.
 pub async fn resume(
@@ -205,12 +285,34 @@ pub async fn resume(
     let Some(order) = payments::order_of_resume(&app.db, site.org.id, &token).await? else {
         return Err(PageError::not_found());
     };
-    let (job, price) = (
-        jobs::get(&app.db, site.org.id, order.job_id).await?,
-        payments::price_of(&app.db, &order).await?,
-    );
     let origin = account_of(&app, &site).await?.checkout_origin();
-    let (title, lines) = if order.kind == payments::KIND_FEATURE {
+    let (title, lines) = match Bought::of(&app, &site, &order).await? {
+        Bought::Pack(plan) => (
+            "Pay for your pack of job posts",
+            vec![
+                format!("{}: {} job posts.", plan.name, plan.jobs_included),
+                "They are added to your account as soon as the payment arrives.".into(),
+            ],
+        ),
+        Bought::Job(job, price) => resume_lines(&order, &job, &price),
+    };
+    page(
+        &site,
+        StatusCode::OK,
+        title,
+        lines,
+        Some((
+            format!("/post-a-job/resume/{token}"),
+            gate::token(&app, &binding(&site)).await?,
+            format!("Pay {}", amount_of(&order)),
+        )),
+        &origin,
+    )
+}
+
+/// What the resume page of a post or an upgrade says.
+fn resume_lines(order: &Order, job: &Job, price: &Price) -> (&'static str, Vec<String>) {
+    if order.kind == payments::KIND_FEATURE {
         (
             "Pay to feature your job",
             vec![
@@ -234,19 +336,7 @@ pub async fn resume(
                 format!("{}.", price.label()),
             ],
         )
-    };
-    page(
-        &site,
-        StatusCode::OK,
-        title,
-        lines,
-        Some((
-            format!("/post-a-job/resume/{token}"),
-            gate::token(&app, &binding(&site)).await?,
-            format!("Pay {}", price.display()),
-        )),
-        &origin,
-    )
+    }
 }
 
 /// `POST /post-a-job/resume/{token}`: a new checkout session for the order.
@@ -276,8 +366,7 @@ pub async fn pay(
     let Some(order) = payments::order_of_resume(&app.db, site.org.id, &token).await? else {
         return Err(PageError::not_found());
     };
-    let job = jobs::get(&app.db, site.org.id, order.job_id).await?;
-    let price = payments::price_of(&app.db, &order).await?;
+    let bought = Bought::of(&app, &site, &order).await?;
     let account = account_of(&app, &site).await?;
-    open(&app, &site, &account, &order, &price, &job.title).await
+    open(&app, &site, &account, &order, bought.line()).await
 }

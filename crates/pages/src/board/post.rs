@@ -165,8 +165,17 @@ pub async fn submit(
         Some(offer) => {
             match payments::start_post(&app.db, &site.org, price_id, body_of(&form), None).await {
                 Ok((job, order, price)) => {
-                    super::checkout::open(&app, &site, &offer.account, &order, &price, &job.title)
-                        .await
+                    super::checkout::open(
+                        &app,
+                        &site,
+                        &offer.account,
+                        &order,
+                        jobboard_delivery::processor::Line::Priced {
+                            price: &price,
+                            title: &job.title,
+                        },
+                    )
+                    .await
                 }
                 Err(e) => refused(&app, &site, form, e).await,
             }

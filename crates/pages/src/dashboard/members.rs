@@ -140,7 +140,7 @@ struct PaymentRow {
     amount: String,
     status: &'static str,
     provider: &'static str,
-    job_id: String,
+    job_id: Option<String>,
 }
 
 #[derive(Template)]
@@ -204,7 +204,7 @@ pub async fn show(
             amount: format!("{} {}", p.amount, p.currency),
             status: p.status.as_str(),
             provider: p.payment_provider.as_str(),
-            job_id: p.job_id.to_string(),
+            job_id: p.job_id.map(|j| j.to_string()),
         })
         .collect();
     let m = record.member;

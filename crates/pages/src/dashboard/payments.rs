@@ -29,7 +29,7 @@ struct Row {
     amount: String,
     status: &'static str,
     provider: &'static str,
-    job_id: String,
+    job_id: Option<String>,
     member: String,
 }
 
@@ -77,7 +77,7 @@ pub async fn list(
                 amount: format!("{} {}", p.amount, p.currency),
                 status: p.status.as_str(),
                 provider: p.payment_provider.as_str(),
-                job_id: p.job_id.to_string(),
+                job_id: p.job_id.map(|j| j.to_string()),
                 member: p.user_id.map(|m| m.to_string()).unwrap_or_default(),
             })
             .collect(),
@@ -90,7 +90,7 @@ pub async fn list(
 /// `GET /dashboard/payments.csv`: every payment, newest first.
 pub async fn csv(staff: Staff, State(app): State<AppState>) -> Result<Response, PageError> {
     let mut out = String::from(
-        "id,created_at,amount,currency,status,payment_provider,job_id,member_id,processor_session_id,processor_payment_intent_id\r\n",
+        "id,created_at,amount,currency,status,payment_provider,job_id,plan_id,member_id,processor_session_id,processor_payment_intent_id\r\n",
     );
     let mut page = 1;
     loop {
@@ -103,7 +103,8 @@ pub async fn csv(staff: Staff, State(app): State<AppState>) -> Result<Response, 
                 p.currency.clone(),
                 p.status.as_str().to_string(),
                 p.payment_provider.as_str().to_string(),
-                p.job_id.to_string(),
+                p.job_id.map(|j| j.to_string()).unwrap_or_default(),
+                p.plan_id.map(|j| j.to_string()).unwrap_or_default(),
                 p.user_id.map(|m| m.to_string()).unwrap_or_default(),
                 p.processor_session_id.clone().unwrap_or_default(),
                 p.processor_payment_intent_id.clone().unwrap_or_default(),

@@ -52,8 +52,8 @@ async fn payment_block_is_exact_and_idempotent(b: Backend) {
     );
     assert_eq!(
         ev[2].1,
-        json!({"payment_id": p["id"], "user_id": member, "job_id": job, "amount": 19.99,
-               "currency": "USD", "payment_provider": "processor"})
+        json!({"payment_id": p["id"], "user_id": member, "job_id": job, "plan_id": p["planId"],
+               "amount": 19.99, "currency": "USD", "payment_provider": "processor"})
     );
     // The same sync retried: the same payment, no second one, no new event.
     let r = sync(&t, body.clone()).await;

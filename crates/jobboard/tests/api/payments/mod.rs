@@ -6,6 +6,8 @@
 mod credits;
 mod featured;
 mod flow;
+mod kill;
+mod packs;
 mod prices_page;
 mod reconcile;
 
@@ -72,6 +74,12 @@ impl Processor {
         if !standin_available(test) {
             return None;
         }
+        jobboard::init_tls();
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../scripts/processor-standin.py");
         let mut child = Command::new(python())
@@ -91,11 +99,7 @@ impl Processor {
         Some(Processor {
             child,
             base: format!("http://127.0.0.1:{port}"),
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
+            client,
         })
     }
 
@@ -134,6 +138,43 @@ impl Processor {
             .json()
             .await
             .unwrap()
+    }
+
+    /// A price defined at the processor (`POST /v1/prices`, as its API takes it): its id.
+    pub async fn create_price(&self, unit_amount: i64, currency: &str, name: &str) -> String {
+        let r = self
+            .client
+            .post(format!("{}/v1/prices", self.base))
+            .bearer_auth(SECRET_KEY)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(
+                serde_urlencoded::to_string([
+                    ("unit_amount", unit_amount.to_string().as_str()),
+                    ("currency", currency),
+                    ("product_data[name]", name),
+                ])
+                .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.status());
+        let v: Value = r.json().await.unwrap();
+        v["id"].as_str().unwrap().to_string()
+    }
+
+    /// How many events wait to be sent again.
+    pub async fn pending(&self) -> i64 {
+        let v: Value = self
+            .client
+            .get(format!("{}/test/pending", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        v["pending"].as_i64().unwrap()
     }
 
     /// Pays on the hosted page as a payer does: the redirect back to the board.
