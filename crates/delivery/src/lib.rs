@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod imports;
 pub mod mail;
 pub mod outbox;
 pub mod processor;

@@ -18,6 +18,7 @@ pub mod events;
 pub mod form;
 pub mod html;
 pub mod ids;
+pub mod imports;
 pub mod input;
 pub mod integer;
 pub mod jobs;

@@ -80,6 +80,9 @@ pub async fn tick(app: &AppState) -> u64 {
             Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
         }
     }
+    if app.cadence.due("imports", now, MINUTE) {
+        start_imports(app);
+    }
     if app.cadence.due("payments", now, RECONCILE_EVERY) {
         moved += reconcile(app, now).await;
     }
@@ -88,6 +91,29 @@ pub async fn tick(app: &AppState) -> u64 {
         Err(e) => tracing::warn!(error = ?e, "job alert step failed"),
     }
     moved
+}
+
+/// Runs the import sources that are due in a task of their own (a large source takes
+/// a while; the other steps do not wait for it), one such task at a time per node. Each
+/// source is claimed first, so nodes share them.
+fn start_imports(app: &AppState) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static RUNNING: AtomicBool = AtomicBool::new(false);
+    if RUNNING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let app = app.clone();
+    tokio::spawn(async move {
+        match jobboard_delivery::imports::Fetcher::new(&app.config.webhooks) {
+            Ok(fetcher) => {
+                if let Err(e) = jobboard_delivery::imports::run_due(&app.db, &fetcher).await {
+                    tracing::warn!(error = ?e, "import step failed");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "import client not built"),
+        }
+        RUNNING.store(false, Ordering::Release);
+    });
 }
 
 /// Asks the card processor about the checkout sessions still open an hour after they

@@ -60,6 +60,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(38, "0038_member_accounts"),
     migration!(39, "0039_payments"),
     migration!(40, "0040_post_packs"),
+    migration!(41, "0041_imports"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -51,7 +51,14 @@ pub async fn get_by_slug(db: &Db, org_id: OrgId, slug: &str) -> Result<Option<Jo
 }
 
 /// Creates a job from a create body (status `pending` unless sent). Emits `job.created`.
-pub async fn create(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job> {
+pub async fn create(db: &Db, org_id: OrgId, body: Input) -> Result<Job> {
+    let job = build(db, org_id, body).await?;
+    Ok(batch::create(db, org_id, job).await?)
+}
+
+/// The job a create body makes, checked as [`create`] checks it (every bad field at
+/// once), with a new id: not stored.
+pub(crate) async fn build(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job> {
     let changes = JobChanges::read(&mut body, true);
     check_category(db, org_id, &changes, &mut body).await?;
     let mut errors = body.into_errors();
@@ -69,20 +76,28 @@ pub async fn create(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job> {
     job.description_text = text.unwrap_or_default();
     job.created_at = now;
     job.updated_at = now;
-    Ok(batch::create(db, org_id, job).await?)
+    Ok(job)
 }
 
-/// Changes a job from a patch body (at least one field). Emits `job.updated` with the
-/// changed fields and, on a status move, `job.status_changed` plus `job.approved` (to
-/// active) or `job.expired` (to expired). A body that changes nothing emits nothing.
-pub async fn update(db: &Db, org_id: OrgId, id: JobId, mut body: Input) -> Result<Job> {
-    if body.is_empty() {
-        return Err(Error::field(
-            "body",
-            "required",
-            "Send at least one field to change.",
-        ));
-    }
+/// Stores a job made by [`build`] in the caller's transaction `tx`, with `job.created`
+/// (an import's page of jobs commits together).
+pub(crate) async fn create_in(
+    tx: &mut crate::db::Tx,
+    outgoing: Option<&crate::db::Outgoing>,
+    org_id: OrgId,
+    job: &Job,
+) -> Result<Job> {
+    Ok(store::create_in(tx, outgoing, org_id, job).await?)
+}
+
+/// Checked changes of a job: what [`changes`] makes of a patch body.
+pub(crate) struct Checked {
+    changes: JobChanges,
+    text: Option<String>,
+}
+
+/// The changes a patch body makes, checked as [`update`] checks them: not applied.
+pub(crate) async fn changes(db: &Db, org_id: OrgId, mut body: Input) -> Result<Checked> {
     let changes = JobChanges::read(&mut body, false);
     check_category(db, org_id, &changes, &mut body).await?;
     let mut errors = body.into_errors();
@@ -90,6 +105,40 @@ pub async fn update(db: &Db, org_id: OrgId, id: JobId, mut body: Input) -> Resul
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
+    Ok(Checked { changes, text })
+}
+
+/// Applies checked changes to job `id` in the caller's transaction `tx`, with the events
+/// of [`update`]; `None` when there is no such job.
+pub(crate) async fn apply_in(
+    tx: &mut crate::db::Tx,
+    outgoing: Option<&crate::db::Outgoing>,
+    org_id: OrgId,
+    id: JobId,
+    checked: Checked,
+) -> Result<Option<Job>> {
+    store::update_in(
+        tx,
+        outgoing,
+        org_id,
+        id,
+        plan(checked.changes, checked.text),
+    )
+    .await
+}
+
+/// Changes a job from a patch body (at least one field). Emits `job.updated` with the
+/// changed fields and, on a status move, `job.status_changed` plus `job.approved` (to
+/// active) or `job.expired` (to expired). A body that changes nothing emits nothing.
+pub async fn update(db: &Db, org_id: OrgId, id: JobId, body: Input) -> Result<Job> {
+    if body.is_empty() {
+        return Err(Error::field(
+            "body",
+            "required",
+            "Send at least one field to change.",
+        ));
+    }
+    let Checked { changes, text } = changes(db, org_id, body).await?;
     apply(db, org_id, id, changes, text).await
 }
 
@@ -111,8 +160,15 @@ async fn apply(
     changes: JobChanges,
     text: Option<String>,
 ) -> Result<Job> {
+    store::update(db, org_id, id, plan(changes, text))
+        .await?
+        .ok_or(Error::NotFound("job"))
+}
+
+/// What checked changes make of a stored job (refused when the result breaks a rule).
+fn plan(changes: JobChanges, text: Option<String>) -> impl FnOnce(&Job) -> Result<Job> {
     let sent = Sent::of(&changes);
-    store::update(db, org_id, id, |current| {
+    move |current| {
         let mut next = current.clone();
         changes.apply(&mut next);
         derive_method(&mut next, &sent);
@@ -125,9 +181,27 @@ async fn apply(
         } else {
             Err(Error::Invalid(errors))
         }
+    }
+}
+
+/// Moves job `id` to `status` in the caller's transaction `tx`, with the events of
+/// [`update`]: the status it had and the job, or `None` when there is no such job.
+pub(crate) async fn set_status_in(
+    tx: &mut crate::db::Tx,
+    outgoing: Option<&crate::db::Outgoing>,
+    org_id: OrgId,
+    id: JobId,
+    status: JobStatus,
+) -> Result<Option<(JobStatus, Job)>> {
+    let mut before = status;
+    let job = store::update_in(tx, outgoing, org_id, id, |current| {
+        before = current.status;
+        let mut next = current.clone();
+        next.status = status;
+        Ok(next)
     })
-    .await?
-    .ok_or(Error::NotFound("job"))
+    .await?;
+    Ok(job.map(|j| (before, j)))
 }
 
 /// What a payment changes of a job.

@@ -2,6 +2,7 @@
 //! Every command calls the same domain operations as the API.
 
 mod backup;
+mod imports;
 mod keys;
 mod members;
 mod orgs;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(keys::KeysCmd),
+    /// Manage the sources an organization's jobs are imported from.
+    #[command(subcommand)]
+    Imports(imports::ImportsCmd),
     /// Manage the prices of a post (what the board sells, with a payment account).
     #[command(subcommand)]
     Prices(prices::PricesCmd),
@@ -90,6 +94,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
         Command::Members(cmd) => members::run(&open(&config).await?, cmd).await,
         Command::Prices(cmd) => prices::run(&open(&config).await?, cmd).await,
+        Command::Imports(cmd) => imports::run(&open(&config).await?, &config, cmd).await,
         Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,
     }
 }

@@ -26,6 +26,7 @@ mod exposure;
 mod foundation;
 mod hardening;
 mod hardening_input;
+mod imports;
 mod job_fields;
 mod jobs;
 mod jobs_apply_method;
