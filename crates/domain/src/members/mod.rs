@@ -9,6 +9,7 @@ pub mod events;
 mod member;
 pub mod model;
 mod payment;
+mod read;
 mod store;
 
 pub use member::same_address;
