@@ -40,6 +40,8 @@ pub struct App {
     pub cadence: jobboard_core::clock::Cadence,
     /// The client of the card processor's API (paid postings).
     pub processor: jobboard_delivery::processor::Processor,
+    /// The client that reads import sources (under the webhooks' address rules).
+    pub imports: jobboard_delivery::imports::Fetcher,
     /// True once the background upgrade work (see
     /// [`jobboard_domain::analytics::finish_upgrade`]) is complete.
     pub upgrades_done: watch::Sender<bool>,
@@ -91,6 +93,8 @@ impl App {
             None => RateLimiter::memory(),
         };
         let render = config.render_cache;
+        let imports = jobboard_delivery::imports::Fetcher::new(&config.webhooks)
+            .expect("an HTTP client with the platform's TLS roots");
         // The node's search indexes, with their budget (made here, before any list).
         db.queue(|_| jobboard_domain::jobs::indexes::Indexes::new(config.search_index));
         // The database's clock is the service's: the scheduler, the workers and the pages
@@ -120,6 +124,7 @@ impl App {
             cadence: Default::default(),
             processor: jobboard_delivery::processor::Processor::new()
                 .expect("an HTTP client with the platform's TLS roots"),
+            imports,
             upgrades_done: watch::channel(false).0,
             key_usage: Mutex::new(HashMap::new()),
             views: Mutex::new(Vec::new()),

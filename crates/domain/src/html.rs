@@ -150,7 +150,18 @@ pub fn html_text(html: &str) -> String {
     decoded.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn decode_entities(s: &str) -> String {
+/// Text as HTML: `&`, `<`, `>` and `"` escaped (safe in element content and in quoted
+/// attribute values).
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `s` with its character references decoded (`&lt;` is `<`, `&#233;` is `é`, `&nbsp;` a
+/// no-break space); an unknown or unterminated one is kept as written.
+pub(crate) fn decode_entities(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find('&') {
@@ -165,7 +176,7 @@ fn decode_entities(s: &str) -> String {
                 "gt" => Some('>'),
                 "quot" => Some('"'),
                 "apos" => Some('\''),
-                "nbsp" => Some(' '),
+                "nbsp" => Some('\u{a0}'),
                 _ => name
                     .strip_prefix("#x")
                     .or_else(|| name.strip_prefix("#X"))

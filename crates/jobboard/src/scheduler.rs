@@ -104,13 +104,8 @@ fn start_imports(app: &AppState) {
     }
     let app = app.clone();
     tokio::spawn(async move {
-        match jobboard_delivery::imports::Fetcher::new(&app.config.webhooks) {
-            Ok(fetcher) => {
-                if let Err(e) = jobboard_delivery::imports::run_due(&app.db, &fetcher).await {
-                    tracing::warn!(error = ?e, "import step failed");
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "import client not built"),
+        if let Err(e) = jobboard_delivery::imports::run_due(&app.db, &app.imports).await {
+            tracing::warn!(error = ?e, "import step failed");
         }
         RUNNING.store(false, Ordering::Release);
     });

@@ -62,7 +62,7 @@ pub async fn export(db: &Db, org_id: OrgId, org_name: &str, id: MemberId) -> Res
         },
         jobs: records::owned_jobs_all(db, org_id, id).await?,
         applications: records::applications_of_address(db, org_id, &member.email).await?,
-        alerts: records::alerts_of_address(db, org_id, &member.email).await?,
+        alerts: crate::alerts::store::of_address(db, org_id, &member.email).await?,
         saved_jobs: records::saved_all(db, org_id, id).await?,
         access: members::access_of(db, org_id, id).await?,
         payments: members::payments_of(db, org_id, id).await?,
@@ -86,7 +86,7 @@ pub async fn erase(db: &Db, org_id: OrgId, id: MemberId) -> Result<Erased> {
         .ok_or(Error::NotFound("member"))?;
     let applications =
         records::delete_applications_of_address(&mut tx, org_id, &member.email).await?;
-    let alerts = records::delete_alerts_of_address(&mut tx, org_id, &member.email).await?;
+    let alerts = crate::alerts::store::delete_of_address(&mut tx, org_id, &member.email).await?;
     store::delete_links(&mut tx, org_id, &member.email).await?;
     members::delete_in(&mut tx, org_id, &member).await?;
     tx.commit().await?;
@@ -115,5 +115,5 @@ pub async fn erase_address(db: &Db, org_id: OrgId, email: &str) -> Result<Erased
 
 /// The job alerts of `email` on `org_id`'s board, oldest first.
 pub async fn alerts_of(db: &Db, org_id: OrgId, email: &str) -> Result<Vec<Alert>> {
-    Ok(records::alerts_of_address(db, org_id, email).await?)
+    Ok(crate::alerts::store::of_address(db, org_id, email).await?)
 }

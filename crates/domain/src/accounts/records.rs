@@ -1,13 +1,12 @@
 //! A member's records as stored: the jobs it owns with their counts, its saved jobs, and
-//! what was made with its address (applications, alerts). Every statement is bounded by
-//! the member's own rows through an index (`jobs_owner`, `saved_jobs`' key,
-//! `applications_email`, `job_alerts_email`).
+//! the applications made with its address (its alerts are the alerts module's). Every
+//! statement is bounded by the member's own rows through an index (`jobs_owner`,
+//! `saved_jobs`' key, `applications_email`).
 
 use std::{collections::HashMap, sync::LazyLock};
 
 use crate::{
     JobId, MemberId, OrgId, Ts,
-    alerts::Alert,
     applications::Application,
     db::{Backend, Db, DbResult, Tx},
     dispatch, dispatch_tx,
@@ -151,39 +150,6 @@ pub(super) async fn delete_applications_of_address(
     );
     dispatch_tx!(tx, t => {
         Ok(sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(org_id)
-            .bind(links::email_identity(email))
-            .execute(&mut **t)
-            .await?
-            .rows_affected())
-    })
-}
-
-const ALERT_COLUMNS: &str = "id, email, frequency, query, status, created_at, confirmed_at, \
-     last_sent_at, last_error, last_error_at, org_id, cursor, last_run_at";
-
-/// The job alerts of `email` on `org_id`'s board, oldest first.
-pub(super) async fn alerts_of_address(db: &Db, org_id: OrgId, email: &str) -> DbResult<Vec<Alert>> {
-    let sql = format!(
-        "SELECT {ALERT_COLUMNS} FROM job_alerts WHERE org_id = $1 AND email_lower = $2 \
-         ORDER BY created_at, id"
-    );
-    Ok(dispatch!(db.reader(), p => {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(org_id)
-            .bind(links::email_identity(email))
-            .fetch_all(p)
-            .await?
-    }))
-}
-
-pub(super) async fn delete_alerts_of_address(
-    tx: &mut Tx,
-    org_id: OrgId,
-    email: &str,
-) -> DbResult<u64> {
-    dispatch_tx!(tx, t => {
-        Ok(sqlx::query("DELETE FROM job_alerts WHERE org_id = $1 AND email_lower = $2")
             .bind(org_id)
             .bind(links::email_identity(email))
             .execute(&mut **t)

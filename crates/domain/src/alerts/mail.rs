@@ -4,16 +4,10 @@
 use super::model::{Alert, Frequency};
 use crate::{
     db::Outgoing,
+    html::escape as h,
     jobs::{Job, url_of},
     mail::message::Message,
 };
-
-fn h(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The board's address of `path` for the organization.
 pub(super) struct Links<'a> {

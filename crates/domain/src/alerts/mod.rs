@@ -12,7 +12,7 @@
 
 mod mail;
 pub mod model;
-mod store;
+pub(crate) mod store;
 
 use std::collections::{HashMap, HashSet};
 

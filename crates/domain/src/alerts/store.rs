@@ -6,7 +6,7 @@ use super::model::{Alert, AlertListQuery, Frequency};
 use crate::{
     JobId, OrgId, Ts,
     db::{Db, DbResult, StoreError, Tx},
-    dispatch, dispatch_tx,
+    dispatch, dispatch_tx, links,
 };
 
 const COLUMNS: &str = "id, email, frequency, query, status, created_at, confirmed_at, last_sent_at, \
@@ -268,4 +268,32 @@ pub(super) async fn set_run_mark(
         .bind(frequency).bind(done_until).bind(seq).execute(p).await?;
     });
     Ok(())
+}
+
+/// The job alerts of `email` on `org_id`'s board, oldest first.
+pub(crate) async fn of_address(db: &Db, org_id: OrgId, email: &str) -> DbResult<Vec<Alert>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM job_alerts WHERE org_id = $1 AND email_lower = $2 \
+         ORDER BY created_at, id"
+    );
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(org_id)
+            .bind(links::email_identity(email))
+            .fetch_all(p)
+            .await?
+    }))
+}
+
+/// Deletes the job alerts of `email` on `org_id`'s board in `tx` (a member erased); how
+/// many.
+pub(crate) async fn delete_of_address(tx: &mut Tx, org_id: OrgId, email: &str) -> DbResult<u64> {
+    dispatch_tx!(tx, t => {
+        Ok(sqlx::query("DELETE FROM job_alerts WHERE org_id = $1 AND email_lower = $2")
+            .bind(org_id)
+            .bind(links::email_identity(email))
+            .execute(&mut **t)
+            .await?
+            .rows_affected())
+    })
 }

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::Kind;
+use crate::html::{decode_entities, escape};
 
 /// A job as a source lists it, mapped to the board's fields.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -112,7 +113,8 @@ fn greenhouse(v: &Value) -> Result<Read, Unreadable> {
             Ok(Item {
                 external_id: id_of(j, "id")?,
                 title: text(j, "title").unwrap_or_default(),
-                description: unescape(&text(j, "content").unwrap_or_default()),
+                // HTML written with its markup escaped: `&lt;p&gt;` is `<p>`.
+                description: decode_entities(&text(j, "content").unwrap_or_default()),
                 company_name: text(j, "company_name"),
                 location: j.get("location").and_then(|l| text(l, "name")),
                 is_remote: j
@@ -321,55 +323,6 @@ fn period(s: &str) -> Option<&'static str> {
     })
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// HTML written with its markup escaped (Greenhouse's `content`): `&lt;p&gt;` is `<p>`.
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let end = rest.find(';').filter(|&e| e <= 10);
-        let decoded = end.and_then(|e| {
-            let name = &rest[1..e];
-            let c = match name {
-                "lt" => '<',
-                "gt" => '>',
-                "amp" => '&',
-                "quot" => '"',
-                "apos" => '\'',
-                "nbsp" => '\u{a0}',
-                _ => {
-                    let n = name.strip_prefix('#')?;
-                    let code = match n.strip_prefix(['x', 'X']) {
-                        Some(h) => u32::from_str_radix(h, 16).ok()?,
-                        None => n.parse().ok()?,
-                    };
-                    char::from_u32(code)?
-                }
-            };
-            Some((c, e))
-        });
-        match decoded {
-            Some((c, e)) => {
-                out.push(c);
-                rest = &rest[e + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,7 +330,7 @@ mod tests {
     #[test]
     fn escaped_markup_reads_back() {
         assert_eq!(
-            unescape("&lt;p&gt;Bake &amp;amp; sell&lt;/p&gt; &#233;&#x20AC; &bogus; &"),
+            decode_entities("&lt;p&gt;Bake &amp;amp; sell&lt;/p&gt; &#233;&#x20AC; &bogus; &"),
             "<p>Bake &amp; sell</p> é€ &bogus; &"
         );
     }

@@ -11,6 +11,7 @@ use crate::{
     applications::model::Application,
     db::{DbResult, Outgoing, Tx},
     dispatch_tx,
+    html::escape as h,
     mail::{
         message::Message,
         store::{EnqueueError, enqueue},
@@ -48,14 +49,6 @@ async fn queue(tx: &mut Tx, org_id: OrgId, msg: Message) -> DbResult<()> {
         }
         Err(EnqueueError::Db(e)) => Err(e),
     }
-}
-
-/// Escapes text for the HTML part.
-fn h(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn day(t: Ts) -> String {

@@ -371,19 +371,18 @@ pub async fn start_pack(
     Ok((order, plan))
 }
 
-/// Records the session opened for order `id` (`awaiting_payment`). A pack's amount is
-/// what the processor's price charges, so the order takes the session's.
-pub async fn session_opened(db: &Db, org_id: OrgId, id: Uuid, session: &Session) -> Result<Order> {
-    let pack = store::order(db, org_id, id)
-        .await?
-        .is_some_and(|o| o.kind == KIND_PACK);
+/// Records the session opened for `order` (`awaiting_payment`). A pack's amount is what
+/// the processor's price charges, so its order takes the session's.
+pub async fn session_opened(db: &Db, order: &Order, session: &Session) -> Result<Order> {
+    let charged =
+        (order.kind == KIND_PACK).then_some((session.amount_total, session.currency.as_str()));
     store::set_session(
         db,
-        org_id,
-        id,
+        order.org_id,
+        order.id,
         &session.id,
         session.url.as_deref(),
-        pack.then_some((session.amount_total, session.currency.as_str())),
+        charged,
         db.now(),
     )
     .await?

@@ -67,11 +67,7 @@ impl Price {
 
     /// The amount as people read it: `49.00 EUR`.
     pub fn display(&self) -> String {
-        format!(
-            "{} {}",
-            decimal_text(self.amount, &self.currency),
-            self.currency
-        )
+        amount_text(self.amount, &self.currency)
     }
 }
 
@@ -148,18 +144,61 @@ impl Order {
         now: Ts,
     ) -> Order {
         Order {
-            id: Uuid::now_v7(),
-            org_id: price.org_id,
             job_id: Some(job_id),
             price_id: Some(price.id),
+            ..Order::draft(
+                price.org_id,
+                kind,
+                price.amount,
+                &price.currency,
+                member_id,
+                email,
+                now,
+            )
+        }
+    }
+
+    /// A new order (`draft`) of a pack of posts: `plan` for `member`. Its amount is the
+    /// plan's until the processor's session says what its price costs.
+    pub fn pack(plan: &Plan, member: &Member, now: Ts) -> Order {
+        Order {
+            plan_id: Some(plan.id),
+            ..Order::draft(
+                plan.organization_id,
+                KIND_PACK,
+                plan.price.minor_units(minor_exponent(&plan.currency)),
+                &plan.currency,
+                Some(member.id),
+                Some(member.email.clone()),
+                now,
+            )
+        }
+    }
+
+    /// A new order (`draft`) of nothing yet: what [`Order::new`] and [`Order::pack`]
+    /// share.
+    fn draft(
+        org_id: OrgId,
+        kind: &str,
+        amount: i64,
+        currency: &str,
+        member_id: Option<MemberId>,
+        email: Option<String>,
+        now: Ts,
+    ) -> Order {
+        Order {
+            id: Uuid::now_v7(),
+            org_id,
+            job_id: None,
+            price_id: None,
             plan_id: None,
             access_id: None,
             kind: kind.into(),
             member_id,
             email,
             status: OrderStatus::Draft,
-            amount: price.amount,
-            currency: price.currency.clone(),
+            amount,
+            currency: currency.to_string(),
             session_id: None,
             session_url: None,
             created_at: now,
@@ -167,32 +206,10 @@ impl Order {
             fulfilled_at: None,
         }
     }
-}
 
-impl Order {
-    /// A new order (`draft`) of a pack of posts: `plan` for `member`. Its amount is the
-    /// plan's until the processor's session says what its price costs.
-    pub fn pack(plan: &Plan, member: &Member, now: Ts) -> Order {
-        let minor = plan.price.minor_units(minor_exponent(&plan.currency));
-        Order {
-            id: Uuid::now_v7(),
-            org_id: plan.organization_id,
-            job_id: None,
-            price_id: None,
-            plan_id: Some(plan.id),
-            access_id: None,
-            kind: KIND_PACK.into(),
-            member_id: Some(member.id),
-            email: Some(member.email.clone()),
-            status: OrderStatus::Draft,
-            amount: minor,
-            currency: plan.currency.clone(),
-            session_id: None,
-            session_url: None,
-            created_at: now,
-            updated_at: now,
-            fulfilled_at: None,
-        }
+    /// The amount as people read it: `49.00 EUR`.
+    pub fn display(&self) -> String {
+        amount_text(self.amount, &self.currency)
     }
 }
 
@@ -251,6 +268,11 @@ impl Session {
     pub fn is_paid(&self) -> bool {
         self.payment_status == "paid"
     }
+}
+
+/// An amount in minor units of `currency` as people read it: `49.00 EUR`.
+pub fn amount_text(minor: i64, currency: &str) -> String {
+    format!("{} {currency}", decimal_text(minor, currency))
 }
 
 /// An amount in minor units written in the currency's major units: 4900 EUR is

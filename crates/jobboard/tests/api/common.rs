@@ -495,3 +495,40 @@ pub fn gauge(text: &str, name: &str) -> f64 {
         .parse()
         .unwrap()
 }
+
+/// The names of the organization's events, oldest first.
+pub async fn event_names(t: &TestApp) -> Vec<String> {
+    jobboard_store::events::list_for_org(t.db(), t.org_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event_type)
+        .collect()
+}
+
+/// How many of the organization's events are named `name`.
+pub async fn events_named(t: &TestApp, name: &str) -> usize {
+    event_names(t).await.iter().filter(|n| *n == name).count()
+}
+
+/// The organization's jobs of every status as the API lists them: (title, status), by
+/// title.
+pub async fn all_jobs(t: &TestApp) -> Vec<(String, String)> {
+    let r = t
+        .get("/jobs?status=pending,active,expired,draft&per_page=100")
+        .await;
+    r.expect(200);
+    let mut all: Vec<(String, String)> = r.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["title"].as_str().unwrap().to_string(),
+                j["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}

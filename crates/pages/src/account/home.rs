@@ -22,7 +22,7 @@ use jobboard_domain::{
     accounts::{self, posts, saved},
     alerts::{self, AlertStatus},
     members::{self, ApprovalStatus},
-    payments::{self, minor_exponent, model::decimal_text},
+    payments::{self, minor_exponent, model::amount_text},
     plans,
 };
 
@@ -142,13 +142,9 @@ pub async fn show(
             .into_iter()
             .map(|p| PackRow {
                 id: p.id.to_string(),
-                amount: format!(
-                    "{} {}",
-                    decimal_text(
-                        p.price.minor_units(minor_exponent(&p.currency)),
-                        &p.currency
-                    ),
-                    p.currency
+                amount: amount_text(
+                    p.price.minor_units(minor_exponent(&p.currency)),
+                    &p.currency,
                 ),
                 name: p.name,
                 posts: p.jobs_included,

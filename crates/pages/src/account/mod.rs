@@ -28,7 +28,7 @@ use crate::{
     dashboard::cookies::{self, cookie_name, read_cookie},
     dashboard::session::{checked_form, see_other},
     error::PageError,
-    forms::{self, FormData},
+    forms::FormData,
     site::Site,
 };
 
@@ -115,11 +115,9 @@ impl FromRequestParts<AppState> for Member {
             }
             Err(e) => return Err(PageError::from(e).into_response()),
         };
-        let key = app
-            .form_key()
+        let csrf = crate::board::gate::token(app, &binding(&session))
             .await
-            .map_err(|e| PageError::from(e).into_response())?;
-        let csrf = forms::token(key, &binding(&session), app.clock.now().unix_seconds());
+            .map_err(IntoResponse::into_response)?;
         Ok(Member {
             site,
             session,

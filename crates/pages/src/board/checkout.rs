@@ -123,15 +123,6 @@ impl Bought {
     }
 }
 
-/// An order's amount as people read it: `49.00 EUR`.
-fn amount_of(order: &Order) -> String {
-    format!(
-        "{} {}",
-        payments::model::decimal_text(order.amount, &order.currency),
-        order.currency
-    )
-}
-
 /// Opens a checkout session for `order` (its one line item `line`) through `account`
 /// and sends the payer to it (`303`); when the processor cannot be reached, says so
 /// with the link that resumes the order (a post's job is kept as a draft).
@@ -152,7 +143,7 @@ pub(crate) async fn open(
     };
     match app.processor.create_session(account, &checkout).await {
         Ok(session) => {
-            payments::session_opened(&app.db, site.org.id, order.id, &session).await?;
+            payments::session_opened(&app.db, order, &session).await?;
             match session.url.as_deref() {
                 Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
                     Ok(see_other(url))
@@ -304,7 +295,7 @@ pub async fn resume(
         Some((
             format!("/post-a-job/resume/{token}"),
             gate::token(&app, &binding(&site)).await?,
-            format!("Pay {}", amount_of(&order)),
+            format!("Pay {}", order.display()),
         )),
         &origin,
     )

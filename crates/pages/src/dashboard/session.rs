@@ -96,11 +96,9 @@ impl FromRequestParts<AppState> for Staff {
             }
             Err(e) => return Err(PageError::from(e).into_response()),
         };
-        let key = app
-            .form_key()
+        let csrf = crate::board::gate::token(app, &binding(&session))
             .await
-            .map_err(|e| PageError::from(e).into_response())?;
-        let csrf = forms::token(key, &binding(&session), now.unix_seconds());
+            .map_err(IntoResponse::into_response)?;
         Ok(Staff { session, csrf })
     }
 }

@@ -152,18 +152,3 @@ pub async fn delivered(t: &TestApp, rx: &crate::webhook_receiver::Receiver) -> V
         .map(|h| h.json()["event"].as_str().unwrap_or_default().to_string())
         .collect()
 }
-
-/// The names of the organization's events, oldest first.
-pub async fn event_names(t: &TestApp) -> Vec<String> {
-    jobboard_store::events::list_for_org(t.db(), t.org_id)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.event_type)
-        .collect()
-}
-
-/// How many of the organization's events are named `name`.
-pub async fn events_named(t: &TestApp, name: &str) -> usize {
-    event_names(t).await.iter().filter(|n| *n == name).count()
-}

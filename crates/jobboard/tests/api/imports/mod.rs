@@ -127,36 +127,6 @@ pub async fn run_now(t: &TestApp, fetcher: &Fetcher, s: &Source) -> Counts {
     run(t.db(), fetcher, &s).await.unwrap()
 }
 
-/// The organization's jobs of every status: (title, status), by title.
-pub async fn jobs(t: &TestApp) -> Vec<(String, String)> {
-    let r = t
-        .get("/jobs?status=pending,active,expired,draft&per_page=100")
-        .await;
-    r.expect(200);
-    let mut all: Vec<(String, String)> = r.body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            (
-                j["title"].as_str().unwrap().to_string(),
-                j["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    all.sort();
-    all
-}
-
-pub async fn events(t: &TestApp, name: &str) -> usize {
-    jobboard_store::events::list_for_org(t.db(), t.org_id)
-        .await
-        .unwrap()
-        .iter()
-        .filter(|e| e.event_type == name)
-        .count()
-}
-
 backends!(
     a_source_is_mirrored,
     every_kind_reads_its_fixture,
@@ -184,7 +154,7 @@ async fn a_source_is_mirrored(b: Backend) {
     })
     .await;
     let feeds = Feeds::start().await;
-    let fetcher = Fetcher::new(&t.app.config.webhooks).unwrap();
+    let fetcher = t.app.imports.clone();
     feeds.put("gh", fixture("greenhouse.json"), Some("\"v1\""));
     let s = source(&t, "greenhouse", &feeds.url("gh"), json!({})).await;
     let c = run_now(&t, &fetcher, &s).await;
@@ -194,7 +164,7 @@ async fn a_source_is_mirrored(b: Backend) {
         "{c:?}"
     );
     assert_eq!(
-        jobs(&t).await,
+        all_jobs(&t).await,
         [
             ("Head Baker".into(), "active".into()),
             ("Operations Analyst".into(), "active".into()),
@@ -217,7 +187,7 @@ async fn a_source_is_mirrored(b: Backend) {
         description.contains("<strong>sourdough</strong>"),
         "{description}"
     );
-    assert_eq!(events(&t, "job.created").await, 3);
+    assert_eq!(events_named(&t, "job.created").await, 3);
     // The same again: the validator says so, and nothing moves.
     let c = run_now(&t, &fetcher, &s).await;
     assert!(c.not_modified, "{c:?}");
@@ -225,7 +195,7 @@ async fn a_source_is_mirrored(b: Backend) {
     feeds.put("gh", fixture("greenhouse.json"), None);
     let c = run_now(&t, &fetcher, &s).await;
     assert_eq!((c.created, c.updated, c.unchanged), (0, 0, 3), "{c:?}");
-    assert_eq!(events(&t, "job.updated").await, 0);
+    assert_eq!(events_named(&t, "job.updated").await, 0);
     // One job renamed, one gone (a third of the source: expired).
     let changed = fixture("greenhouse.json").replace("Head Baker", "Chief Baker");
     let mut v: Value = serde_json::from_str(&changed).unwrap();
@@ -239,7 +209,7 @@ async fn a_source_is_mirrored(b: Backend) {
         "{c:?}"
     );
     assert_eq!(
-        jobs(&t).await,
+        all_jobs(&t).await,
         [
             ("Chief Baker".into(), "active".into()),
             ("Operations Analyst".into(), "active".into()),
@@ -247,9 +217,9 @@ async fn a_source_is_mirrored(b: Backend) {
         ]
     );
     // The rename, and the expiry's change of status.
-    assert_eq!(events(&t, "job.updated").await, 2);
-    assert_eq!(events(&t, "job.expired").await, 1);
-    assert_eq!(events(&t, "job.created").await, 3, "updated in place");
+    assert_eq!(events_named(&t, "job.updated").await, 2);
+    assert_eq!(events_named(&t, "job.expired").await, 1);
+    assert_eq!(events_named(&t, "job.created").await, 3, "updated in place");
     // The expired job comes back: listed again.
     feeds.put(
         "gh",
@@ -258,13 +228,13 @@ async fn a_source_is_mirrored(b: Backend) {
     );
     let c = run_now(&t, &fetcher, &s).await;
     assert_eq!((c.created, c.updated), (0, 1), "{c:?}");
-    assert!(jobs(&t).await.iter().all(|(_, s)| s == "active"));
+    assert!(all_jobs(&t).await.iter().all(|(_, s)| s == "active"));
     // A source that suddenly lists one of its three jobs is held: nothing expires.
     feeds.put("gh", greenhouse(&[(4012345, "Chief Baker")], None), None);
     let c = run_now(&t, &fetcher, &s).await;
     assert_eq!((c.expired, c.held), (0, 2), "{c:?}");
     assert!(c.summary().contains("held"), "{}", c.summary());
-    assert!(jobs(&t).await.iter().all(|(_, s)| s == "active"));
+    assert!(all_jobs(&t).await.iter().all(|(_, s)| s == "active"));
     // A list shorter than its own total is not whole: nothing expires from it.
     feeds.put(
         "gh",
@@ -280,7 +250,7 @@ async fn a_source_is_mirrored(b: Backend) {
     feeds.put("gh", greenhouse(&[], None), None);
     let c = run_now(&t, &fetcher, &s).await;
     assert_eq!(c.expired, 0, "{c:?}");
-    assert!(jobs(&t).await.iter().all(|(_, s)| s == "active"));
+    assert!(all_jobs(&t).await.iter().all(|(_, s)| s == "active"));
     // A job the board refuses is reported; the others are imported.
     feeds.put(
         "gh",
@@ -303,7 +273,7 @@ async fn a_source_is_mirrored(b: Backend) {
     );
     assert_eq!(c.refusals[0].0, "4012348");
     assert!(c.refusals[0].1.starts_with("title:"), "{:?}", c.refusals);
-    assert_eq!(jobs(&t).await.len(), 3);
+    assert_eq!(all_jobs(&t).await.len(), 3);
     // The source's run is recorded for the dashboard and the command line.
     let stored = imports::get(t.db(), Some(t.org_id), s.id).await.unwrap();
     assert!(stored.last_run_at.is_some());
@@ -316,7 +286,7 @@ async fn every_kind_reads_its_fixture(b: Backend) {
     })
     .await;
     let feeds = Feeds::start().await;
-    let fetcher = Fetcher::new(&t.app.config.webhooks).unwrap();
+    let fetcher = t.app.imports.clone();
     feeds.put("acme-bakery", fixture("lever.json"), None);
     feeds.put("viennese-ovens", fixture("ashby.json"), None);
     feeds.put("partner.xml", fixture("indeed.xml"), None);
@@ -387,11 +357,11 @@ async fn bad_reads_change_nothing(b: Backend) {
     })
     .await;
     let feeds = Feeds::start().await;
-    let fetcher = Fetcher::new(&t.app.config.webhooks).unwrap();
+    let fetcher = t.app.imports.clone();
     feeds.put("gh", fixture("greenhouse.json"), None);
     let s = source(&t, "greenhouse", &feeds.url("gh"), json!({})).await;
     assert_eq!(run_now(&t, &fetcher, &s).await.created, 3);
-    let before = jobs(&t).await;
+    let before = all_jobs(&t).await;
     let fixture_text = fixture("greenhouse.json");
     for (what, body) in [
         (
@@ -407,13 +377,11 @@ async fn bad_reads_change_nothing(b: Backend) {
         feeds.put("gh", body, None);
         let c = run_now(&t, &fetcher, &s).await;
         assert!(c.error.is_some(), "{what}: {c:?}");
-        assert_eq!(jobs(&t).await, before, "{what}");
+        assert_eq!(all_jobs(&t).await, before, "{what}");
     }
     // Too large for the limit.
     feeds.put("gh", fixture("greenhouse.json"), None);
-    let small = Fetcher::new(&t.app.config.webhooks)
-        .unwrap()
-        .with_max_bytes(1000);
+    let small = t.app.imports.clone().with_max_bytes(1000);
     let c = run_now(&t, &small, &s).await;
     assert!(
         c.error.as_deref().is_some_and(|e| e.contains("larger")),
@@ -423,8 +391,8 @@ async fn bad_reads_change_nothing(b: Backend) {
     let gone = source(&t, "greenhouse", &feeds.url("nothing-here"), json!({})).await;
     let c = run_now(&t, &fetcher, &gone).await;
     assert_eq!(c.error.as_deref(), Some("answered 404"));
-    assert_eq!(jobs(&t).await, before);
-    assert_eq!(events(&t, "job.expired").await, 0);
+    assert_eq!(all_jobs(&t).await, before);
+    assert_eq!(events_named(&t, "job.expired").await, 0);
 }
 
 async fn private_addresses_are_refused(b: Backend) {
@@ -450,7 +418,7 @@ async fn private_addresses_are_refused(b: Backend) {
             e.contains("not a public address") || e.contains("not reached"),
             "{url}: {c:?}"
         );
-        assert!(jobs(&t).await.is_empty());
+        assert!(all_jobs(&t).await.is_empty());
     }
     // Bad settings are field errors.
     let Value::Object(body) = json!({"kind": "workday", "url": "ftp://x", "every": 1}) else {

@@ -19,10 +19,6 @@ async fn events(t: &TestApp) -> Vec<(String, Value)> {
         .collect()
 }
 
-async fn event_names(t: &TestApp) -> Vec<String> {
-    events(t).await.into_iter().map(|(n, _)| n).collect()
-}
-
 async fn sync(t: &TestApp, body: Value) -> Resp {
     t.post("/members/sync", body).await
 }

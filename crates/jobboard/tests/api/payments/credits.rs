@@ -68,7 +68,7 @@ async fn twenty_posts_on_five_credits_are_five_free_and_fifteen_checkouts(b: Bac
     assert_eq!((free, checkouts), (5, 15), "{places:?}");
     let member = t.get("/members/pack@example.com").await;
     assert_eq!(member.body["data"]["subscriptions"][0]["jobsRemaining"], 0);
-    let all = jobs(&t).await;
+    let all = all_jobs(&t).await;
     assert_eq!(all.iter().filter(|(_, s)| s == "active").count(), 5);
     assert_eq!(all.iter().filter(|(_, s)| s == "draft").count(), 15);
     // With no posts left, the form offers the prices.

@@ -118,7 +118,7 @@ async fn sigkill_under_paid_sessions_fulfils_each_once(b: Backend) {
             customer_email: None,
         };
         let session = client.create_session(&account, &checkout).await.unwrap();
-        payments::session_opened(&db, org_id, order.id, &session)
+        payments::session_opened(&db, &order, &session)
             .await
             .unwrap();
         sessions.push(session.id);

@@ -273,31 +273,3 @@ pub async fn post_paid(t: &TestApp, title: &str, price: &str) -> Resp {
 pub fn session_of(location: &str) -> String {
     location.rsplit('/').next().unwrap().to_string()
 }
-
-/// The organization's jobs of every status, as the API reads them: (title, status).
-pub async fn jobs(t: &TestApp) -> Vec<(String, String)> {
-    let r = t
-        .get("/jobs?status=pending,active,expired,draft&per_page=100")
-        .await;
-    r.body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            (
-                j["title"].as_str().unwrap().to_string(),
-                j["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
-/// How many of the organization's events are named `name`.
-pub async fn events_named(t: &TestApp, name: &str) -> usize {
-    jobboard_store::events::list_for_org(t.db(), t.org_id)
-        .await
-        .unwrap()
-        .iter()
-        .filter(|e| e.event_type == name)
-        .count()
-}
