@@ -49,21 +49,23 @@ pub async fn page(db: &Db, org_id: OrgId, q: &MemberListQuery) -> Result<MemberP
 /// The id of the member `lookup` names (its id, or its address compared as
 /// [`same_address`] does), if there is one.
 pub async fn id_of(db: &Db, org_id: OrgId, lookup: &str) -> Result<Option<MemberId>> {
+    Ok(named(db, org_id, lookup).await?.map(|m| m.id))
+}
+
+/// The member `lookup` names: its id, else its address.
+async fn named(db: &Db, org_id: OrgId, lookup: &str) -> Result<Option<Member>> {
     Ok(match lookup.parse::<MemberId>() {
         Ok(id) => store::member_read(db, org_id, id).await?,
         Err(_) => store::member_with_address(db, org_id, lookup).await?,
-    }
-    .map(|m| m.id))
+    })
 }
 
 /// The member `lookup` names (its id, or its address compared as [`same_address`] does),
 /// with its access records, payments and whether it passes the paywall now.
 pub async fn lookup(db: &Db, org_id: OrgId, lookup: &str) -> Result<MemberRecord> {
-    let member = match lookup.parse::<MemberId>() {
-        Ok(id) => store::member_read(db, org_id, id).await?,
-        Err(_) => store::member_with_address(db, org_id, lookup).await?,
-    }
-    .ok_or(Error::NotFound("member"))?;
+    let member = named(db, org_id, lookup)
+        .await?
+        .ok_or(Error::NotFound("member"))?;
     let subscriptions = store::access_of(db, org_id, member.id).await?;
     let payments = store::payments(db, org_id, Some(member.id)).await?;
     let now = db.now();
@@ -170,23 +172,19 @@ pub(crate) async fn delete_in(tx: &mut Tx, org_id: OrgId, m: &Member) -> Result<
 
 /// Gives member `user_id` the posts of a pack of `plan` bought through the board's
 /// checkout (order `order_id`), in `tx`: a new access record (`active`, the plan's
-/// `jobsIncluded`), with `subscription.created` as a sync that creates one. `None` when
-/// the member was deleted meanwhile.
+/// `jobsIncluded`), with `subscription.created` as a sync that creates one.
 pub(crate) async fn grant_pack_in(
     tx: &mut Tx,
     org_id: OrgId,
     user_id: MemberId,
     plan: &crate::plans::Plan,
     order_id: uuid::Uuid,
-) -> Result<Option<Access>> {
-    if store::member_by_id(tx, org_id, user_id).await?.is_none() {
-        return Ok(None);
-    }
+) -> Result<Access> {
     let mut a = access::fresh(org_id, user_id, plan, tx.now());
     a.metadata = crate::JsonDoc(serde_json::json!({ "order_id": order_id }));
     store::insert_access(tx, &a).await?;
     outbox::emit_event(tx, org_id, &events::subscription_created(&a)).await?;
-    Ok(Some(a))
+    Ok(a)
 }
 
 /// Takes back the posts of a refunded pack, in `tx`: its access record `id` is canceled

@@ -174,10 +174,13 @@ async fn named_member(tx: &mut Tx, org_id: OrgId, req: &AccessActionIn) -> Resul
 }
 
 /// Removes the member and its access records (its sessions and saved jobs go with it);
-/// its payments stay, with no member, and the jobs it owns stay, with no owner.
+/// its payments and orders stay, with no member, and the jobs it owns stay, with no
+/// owner.
 pub(super) async fn delete_member(tx: &mut Tx, org_id: OrgId, m: &Member, now: Ts) -> DbResult<()> {
     dispatch_tx!(tx, t => {
         sqlx::query("UPDATE payments SET user_id = NULL, updated_at = $3 WHERE org_id = $1 AND user_id = $2")
+            .bind(org_id).bind(m.id).bind(now).execute(&mut **t).await?;
+        sqlx::query("UPDATE orders SET member_id = NULL, updated_at = $3 WHERE org_id = $1 AND member_id = $2")
             .bind(org_id).bind(m.id).bind(now).execute(&mut **t).await?;
         sqlx::query("DELETE FROM member_access WHERE org_id = $1 AND user_id = $2")
             .bind(org_id).bind(m.id).execute(&mut **t).await?;

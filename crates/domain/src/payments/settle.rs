@@ -93,17 +93,15 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
         created_at: now,
         updated_at: now,
     };
-    // A member deleted since keeps no payment record of theirs.
-    let mut payment = payment;
+    // The order moved in this transaction names its member as it is now: a member
+    // deleted since is no longer named (deletion clears it), and has no posts to get.
     match (&item, order.member_id) {
         (Item::Pack(plan), Some(member)) => {
-            match members::grant_pack_in(&mut tx, org.id, member, plan, order.id).await? {
-                Some(access) => store::set_order_access(&mut tx, order.id, access.id).await?,
-                None => {
-                    payment.user_id = None;
-                    tracing::warn!(org_id = org.id.0, order_id = %order.id, "a pack was paid for a member deleted since");
-                }
-            }
+            let access = members::grant_pack_in(&mut tx, org.id, member, plan, order.id).await?;
+            store::set_order_access(&mut tx, order.id, access.id).await?;
+        }
+        (Item::Pack(_), None) => {
+            tracing::warn!(org_id = org.id.0, order_id = %order.id, "a pack was paid for a member deleted since");
         }
         (Item::Job(price), _) => {
             if let Some(job_id) = order.job_id {
@@ -111,7 +109,6 @@ pub async fn fulfil(db: &Db, org: &Org, session: &Session) -> Result<Settled> {
                 jobs::set_paid_in(&mut tx, db.outgoing(), org.id, job_id, paid).await?;
             }
         }
-        (Item::Pack(_), None) => {}
     }
     members::record_payment_in(&mut tx, &payment).await?;
     tx.commit().await?;

@@ -10,5 +10,5 @@ ALTER TABLE orders ADD COLUMN plan_id UUID REFERENCES plans(id);
 ALTER TABLE orders ADD COLUMN access_id UUID;
 ALTER TABLE orders ADD CONSTRAINT orders_item CHECK (
     (job_id IS NOT NULL AND price_id IS NOT NULL AND plan_id IS NULL)
-    OR (kind = 'pack' AND plan_id IS NOT NULL AND member_id IS NOT NULL
+    OR (kind = 'pack' AND plan_id IS NOT NULL
         AND job_id IS NULL AND price_id IS NULL));

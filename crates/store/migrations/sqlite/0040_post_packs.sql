@@ -49,7 +49,7 @@ CREATE TABLE orders_new (
     updated_at   INTEGER NOT NULL,
     fulfilled_at INTEGER,
     CHECK ((job_id IS NOT NULL AND price_id IS NOT NULL AND plan_id IS NULL)
-        OR (kind = 'pack' AND plan_id IS NOT NULL AND member_id IS NOT NULL
+        OR (kind = 'pack' AND plan_id IS NOT NULL
             AND job_id IS NULL AND price_id IS NULL))
 );
 INSERT INTO orders_new (id, org_id, job_id, price_id, kind, member_id, email, status, amount,

@@ -5,7 +5,10 @@
 use super::*;
 use crate::{accounts, backends};
 
-backends!(a_pack_is_bought_once_and_refunded);
+backends!(
+    a_pack_is_bought_once_and_refunded,
+    a_member_deleted_before_paying_leaves_the_payment,
+);
 
 async fn a_pack_is_bought_once_and_refunded(b: Backend) {
     let sink = SmtpSink::start().await;
@@ -163,4 +166,83 @@ async fn a_pack_is_bought_once_and_refunded(b: Backend) {
     .await
     .expect(409);
     assert_eq!(p.sessions().await.len(), 1, "no second session was opened");
+}
+
+async fn a_member_deleted_before_paying_leaves_the_payment(b: Backend) {
+    let sink = SmtpSink::start().await;
+    let test = "a_member_deleted_before_paying_leaves_the_payment";
+    let Some((t, p, price)) = paid_board(b, test, &sink).await else {
+        return;
+    };
+    let pack_price = p.create_price(9900, "eur", "Five posts").await;
+    let plan = t
+        .post(
+            "/plans",
+            json!({"name": "Five posts", "processorPriceId": pack_price, "price": 99,
+                   "currency": "EUR", "interval": "one_time", "jobsIncluded": 5}),
+        )
+        .await;
+    plan.expect(201);
+    let plan = plan.body["data"]["id"].as_str().unwrap().to_string();
+    t.post(
+        "/members/sync",
+        json!({"email": "gone@example.com", "role": "employer"}),
+    )
+    .await
+    .expect(201);
+    let m = accounts::signed_in(&t, &sink, "gone@example.com", None).await;
+    // A paid post and a pack, both left at the checkout.
+    let form = m.get("/account/jobs/new").await;
+    let csrf = accounts::input(&form, "csrf");
+    let post = m
+        .post(
+            "/account/jobs/new",
+            &[
+                ("csrf", csrf.as_str()),
+                ("title", "Baker"),
+                ("description", "Bake."),
+                ("company_name", "Crumbs"),
+                ("price_id", price.as_str()),
+            ],
+        )
+        .await;
+    post.expect(303);
+    let post = session_of(post.header("location").unwrap());
+    let home = m.get("/account").await;
+    let csrf = accounts::input(&home, "csrf");
+    let pack = m
+        .post(
+            &format!("/account/packs/{plan}"),
+            &[("csrf", csrf.as_str())],
+        )
+        .await;
+    pack.expect(303);
+    let pack = session_of(pack.header("location").unwrap());
+    // The member is deleted, then both are paid.
+    t.post(
+        "/members/access",
+        json!({"email": "gone@example.com", "action": "delete_member"}),
+    )
+    .await
+    .expect(200);
+    for session in [&post, &pack] {
+        assert_eq!(
+            p.control("pay", session).await["delivered"],
+            200,
+            "{session}"
+        );
+    }
+    // What was paid for is recorded, without the member; the job is published.
+    let pays = t.get("/payments").await;
+    pays.expect(200);
+    let list = pays.body["data"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{list:?}");
+    assert!(
+        list.iter()
+            .all(|p| p["userId"].is_null() && p["status"] == "succeeded")
+    );
+    assert_eq!(events_named(&t, "payment.received").await, 2);
+    assert_eq!(all_jobs(&t).await, vec![("Baker".into(), "active".into())]);
+    // The pack's posts had no one to go to.
+    assert_eq!(events_named(&t, "subscription.created").await, 0);
 }
