@@ -244,11 +244,10 @@ pub async fn finish(
 
 /// The body `POST /jobs` would take for `item` of `source`.
 fn body_of(source: &Source, item: &Item) -> serde_json::Map<String, Value> {
+    // One-line fields are cut to the length the board takes.
+    let line = |s: &str| json!(s.chars().take(255).collect::<String>());
     let mut b = serde_json::Map::new();
-    b.insert(
-        "title".into(),
-        json!(item.title.chars().take(255).collect::<String>()),
-    );
+    b.insert("title".into(), line(&item.title));
     let description = if item.description.trim().is_empty() {
         item.title.clone()
     } else {
@@ -256,16 +255,10 @@ fn body_of(source: &Source, item: &Item) -> serde_json::Map<String, Value> {
     };
     b.insert("description".into(), json!(description));
     if let Some(c) = &item.company_name {
-        b.insert(
-            "company_name".into(),
-            json!(c.chars().take(255).collect::<String>()),
-        );
+        b.insert("company_name".into(), line(c));
     }
     if let Some(l) = &item.location {
-        b.insert(
-            "location".into(),
-            json!(l.chars().take(255).collect::<String>()),
-        );
+        b.insert("location".into(), line(l));
     }
     if let Some(t) = item.job_type {
         b.insert("job_type".into(), json!(t));
@@ -297,9 +290,7 @@ fn body_of(source: &Source, item: &Item) -> serde_json::Map<String, Value> {
 
 /// The digest of what an item imports (a change of any field changes it).
 fn digest(body: &serde_json::Map<String, Value>) -> String {
-    hex::encode(Sha256::digest(
-        Value::Object(body.clone()).to_string().as_bytes(),
-    ))
+    hex::encode(Sha256::digest(serde_json::to_vec(body).unwrap_or_default()))
 }
 
 /// The digest recorded for a job the source stopped listing (so that its return is a
@@ -364,28 +355,27 @@ pub async fn apply(db: &Db, source: &Source, read: &Read) -> Result<Counts> {
         let mut tx = db.begin().await?;
         let (mut created, mut updated) = (0, 0);
         for (item, d, step) in steps {
-            let job_id = match step {
+            match step {
+                // The key first: when another run of the source (the command line beside
+                // the scheduler) took it meanwhile, that run makes the job, not this one.
                 Step::Create(job) => {
-                    let stored = jobs::create_in(&mut tx, db.outgoing(), org_id, &job).await?;
-                    created += 1;
-                    stored.id
+                    if store::claim_item(&mut tx, source.id, &item.external_id, job.id, &d).await? {
+                        jobs::create_in(&mut tx, db.outgoing(), org_id, &job).await?;
+                        created += 1;
+                    }
                 }
                 Step::Update(id, checked) => {
                     match jobs::apply_in(&mut tx, db.outgoing(), org_id, id, *checked).await? {
                         Some(_) => {
+                            store::set_digest(&mut tx, source.id, &item.external_id, &d).await?;
                             updated += 1;
-                            id
                         }
                         // Deleted on the board since: its key is forgotten, and the
                         // next run makes the job again, as the source still lists it.
-                        None => {
-                            store::forget(&mut tx, source.id, &item.external_id).await?;
-                            continue;
-                        }
+                        None => store::forget(&mut tx, source.id, &item.external_id).await?,
                     }
                 }
-            };
-            store::set_item(&mut tx, source.id, &item.external_id, job_id, &d).await?;
+            }
         }
         tx.commit().await?;
         counts.created += created;

@@ -160,27 +160,28 @@ pub(super) async fn live_items(db: &Db, source: Uuid) -> DbResult<Vec<(String, J
     }))
 }
 
-pub(super) async fn set_item(
+/// Records the key of a job about to be made, unless it is recorded already (by a run
+/// of the same source at the same time): true when this run recorded it.
+pub(super) async fn claim_item(
     tx: &mut Tx,
     source: Uuid,
     external_id: &str,
     job: JobId,
     digest: &str,
-) -> DbResult<()> {
-    dispatch_tx!(tx, t => {
-        sqlx::query(
+) -> DbResult<bool> {
+    let claimed: Option<JobId> = dispatch_tx!(tx, t => {
+        sqlx::query_scalar(
             "INSERT INTO import_items (source_id, external_id, job_id, digest) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (source_id, external_id) DO UPDATE SET job_id = excluded.job_id, digest = excluded.digest",
+             ON CONFLICT (source_id, external_id) DO NOTHING RETURNING job_id",
         )
         .bind(source)
         .bind(external_id)
         .bind(job)
         .bind(digest)
-        .execute(&mut **t)
-        .await
-        .map(|_| ())
-        .map_err(StoreError::from)
-    })
+        .fetch_optional(&mut **t)
+        .await?
+    });
+    Ok(claimed.is_some())
 }
 
 pub(super) async fn set_digest(
