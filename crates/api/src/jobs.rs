@@ -57,6 +57,9 @@ pub struct JobFilters {
     pub job_types: Vec<JobType>,
     pub locations: Vec<String>,
     pub is_remote: Option<bool>,
+    pub salary_min: Option<f64>,
+    /// Upper-case.
+    pub country: Option<String>,
     /// The statuses listed (all four for `status=all`).
     pub status: Vec<JobStatus>,
 }
@@ -194,6 +197,8 @@ async fn render_list(
                 job_types: lq.filter.job_types,
                 locations: lq.locations,
                 is_remote: lq.filter.is_remote,
+                salary_min: lq.filter.salary_min,
+                country: lq.filter.country,
                 status,
             },
         },

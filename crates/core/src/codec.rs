@@ -14,7 +14,10 @@ use sqlx::{
     postgres::PgTypeInfo, sqlite::SqliteTypeInfo, types::Json,
 };
 
-use crate::values::{JsonDoc, Money, TextEnum, Ts};
+use crate::{
+    countries::Countries,
+    values::{JsonDoc, Money, TextEnum, Ts},
+};
 
 impl Type<Sqlite> for Ts {
     fn type_info() -> SqliteTypeInfo {
@@ -261,4 +264,57 @@ macro_rules! json_columns {
             }
         }
     )+};
+}
+
+/// A list of country codes is stored as its codes joined by commas (see [`Countries`]).
+impl Type<Sqlite> for Countries {
+    fn type_info() -> SqliteTypeInfo {
+        <String as Type<Sqlite>>::type_info()
+    }
+    fn compatible(ty: &SqliteTypeInfo) -> bool {
+        <String as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Sqlite> for Countries {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Sqlite as sqlx::Database>::ArgumentBuffer,
+    ) -> Result<IsNull, BoxDynError> {
+        <String as Encode<Sqlite>>::encode(self.to_text(), buf)
+    }
+}
+
+impl<'r> Decode<'r, Sqlite> for Countries {
+    fn decode(value: <Sqlite as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(Countries::from_text(<&str as Decode<Sqlite>>::decode(
+            value,
+        )?))
+    }
+}
+
+impl Type<Postgres> for Countries {
+    fn type_info() -> PgTypeInfo {
+        <String as Type<Postgres>>::type_info()
+    }
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <String as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Postgres> for Countries {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <Postgres as sqlx::Database>::ArgumentBuffer,
+    ) -> Result<IsNull, BoxDynError> {
+        <String as Encode<Postgres>>::encode(self.to_text(), buf)
+    }
+}
+
+impl<'r> Decode<'r, Postgres> for Countries {
+    fn decode(value: <Postgres as sqlx::Database>::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        Ok(Countries::from_text(<&str as Decode<Postgres>>::decode(
+            value,
+        )?))
+    }
 }

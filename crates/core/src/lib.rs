@@ -8,11 +8,13 @@
 pub mod cache;
 pub mod clock;
 pub mod codec;
+pub mod countries;
 pub mod ids;
 pub mod net;
 pub mod text;
 pub mod values;
 
 pub use clock::Clock;
+pub use countries::Countries;
 pub use ids::{ApplicationId, CategoryId, JobId, MemberId, OrgId, UserId, WebhookId};
 pub use values::{JsonDoc, Money, TextEnum, Ts};

@@ -8,7 +8,7 @@
 
 use uuid::Uuid;
 
-use crate::{CategoryId, MemberId, TextEnum, Ts};
+use crate::{CategoryId, Countries, MemberId, TextEnum, Ts};
 
 /// How a field is typed.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +29,9 @@ pub enum Input {
     DateTime,
     /// A three-letter currency code, sent upper case.
     Currency,
+    /// Country codes typed on one line, separated by commas or spaces (`DE, FR`), sent
+    /// as an array.
+    Countries,
     /// One of a closed set.
     Select(Choices),
 }
@@ -46,6 +49,8 @@ pub enum Choices {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Group {
     Job,
+    /// Where the job is done.
+    Place,
     Company,
     Salary,
     Applications,
@@ -54,8 +59,9 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 5] = [
+    pub const ALL: [Group; 6] = [
         Group::Job,
+        Group::Place,
         Group::Company,
         Group::Salary,
         Group::Applications,
@@ -66,6 +72,7 @@ impl Group {
     pub fn legend(self) -> &'static str {
         match self {
             Group::Job => "The job",
+            Group::Place => "Where",
             Group::Company => "The company",
             Group::Salary => "Salary",
             Group::Applications => "Applications",
@@ -148,6 +155,13 @@ impl Field {
     pub const fn choice<E: Labelled>(label: &'static str) -> Field {
         Field::new(label, Input::Select(Choices::Values(choices::<E>)))
     }
+    /// A select of every country, by name.
+    pub const fn country(label: &'static str) -> Field {
+        Field::new(label, Input::Select(Choices::Values(country_choices)))
+    }
+    pub const fn countries(label: &'static str) -> Field {
+        Field::new(label, Input::Countries)
+    }
     pub const fn categories(label: &'static str) -> Field {
         Field::new(label, Input::Select(Choices::Categories))
     }
@@ -217,6 +231,14 @@ pub fn choices<E: Labelled>() -> Vec<(&'static str, &'static str, bool)> {
         .collect()
 }
 
+/// Every country as a choice: (code, name, offered on public forms).
+fn country_choices() -> Vec<(&'static str, &'static str, bool)> {
+    crate::countries::COUNTRIES
+        .iter()
+        .map(|(c, n)| (*c, *n, true))
+        .collect()
+}
+
 /// A stored value as a form shows it for editing.
 pub trait FormText {
     fn form_text(&self) -> String;
@@ -256,6 +278,13 @@ impl FormText for CategoryId {
 impl FormText for MemberId {
     fn form_text(&self) -> String {
         self.to_string()
+    }
+}
+
+impl FormText for Countries {
+    /// The codes, separated by commas.
+    fn form_text(&self) -> String {
+        self.0.join(", ")
     }
 }
 

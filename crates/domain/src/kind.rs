@@ -8,13 +8,13 @@ use std::marker::PhantomData;
 use serde_json::{Map, Value};
 use utoipa::openapi::{
     KnownFormat, ObjectBuilder, RefOr, SchemaFormat,
-    schema::{Schema, Type},
+    schema::{ArrayBuilder, Schema, Type},
 };
 use uuid::Uuid;
 
 pub use super::integer::{Integer, integer_text};
 use super::{
-    links,
+    Countries, countries, links,
     values::{Money, TextEnum, Ts},
 };
 
@@ -555,6 +555,71 @@ impl Kind for UpperCurrency {
     }
     fn schema() -> RefOr<Schema> {
         string_schema(3, 3).pattern(Some("^[A-Z]{3}$")).into()
+    }
+}
+
+/// A country: its ISO 3166-1 alpha-2 code in any case, kept upper-case.
+pub struct Country;
+
+fn not_a_country(s: &str) -> (&'static str, String) {
+    (
+        "invalid_value",
+        format!("{s:?} is not a country's two-letter code (ISO 3166-1 alpha-2), such as DE or US."),
+    )
+}
+
+impl Kind for Country {
+    type Value = String;
+    fn parse(v: &Value) -> Check<String> {
+        let s = v.as_str().ok_or_else(|| type_error("a string"))?;
+        countries::code(s)
+            .map(str::to_string)
+            .ok_or_else(|| not_a_country(s))
+    }
+    fn schema() -> RefOr<Schema> {
+        string_schema(2, 2).pattern(Some("^[A-Za-z]{2}$")).into()
+    }
+}
+
+/// A list of countries: an array of ISO 3166-1 alpha-2 codes in any case, kept
+/// upper-case, each once, in the order sent. An empty array counts as none.
+pub struct CountryList;
+
+impl Kind for CountryList {
+    type Value = Countries;
+    fn parse(v: &Value) -> Check<Countries> {
+        let items = v
+            .as_array()
+            .ok_or_else(|| type_error("an array of country codes"))?;
+        if items.len() > countries::COUNTRIES.len() {
+            return Err((
+                "too_long",
+                format!(
+                    "Must name at most {} countries.",
+                    countries::COUNTRIES.len()
+                ),
+            ));
+        }
+        let mut out: Vec<String> = Vec::with_capacity(items.len());
+        for item in items {
+            let s = item
+                .as_str()
+                .ok_or_else(|| type_error("an array of country codes"))?;
+            let code = countries::code(s).ok_or_else(|| not_a_country(s))?;
+            if !out.iter().any(|c| c == code) {
+                out.push(code.to_string());
+            }
+        }
+        Ok(Countries(out))
+    }
+    fn schema() -> RefOr<Schema> {
+        ArrayBuilder::new()
+            .items(string_schema(2, 2).pattern(Some("^[A-Za-z]{2}$")))
+            .max_items(Some(countries::COUNTRIES.len()))
+            .into()
+    }
+    fn is_blank(v: &Countries) -> bool {
+        v.is_empty()
     }
 }
 

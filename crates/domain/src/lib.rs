@@ -42,7 +42,7 @@ pub mod webhooks;
 pub use error::{Error, FieldError, Result};
 pub use ids::{ApplicationId, CategoryId, JobId, MemberId, OrgId, UserId, WebhookId};
 pub use input::{Field, Input, Mode, QueryInput};
-pub use jobboard_core::{JsonDoc, Money, TextEnum, Ts, values};
+pub use jobboard_core::{Countries, JsonDoc, Money, TextEnum, Ts, countries, values};
 
 // The layers below, under the names the operations use for them.
 use jobboard_core::{cache, text, text_enum};

@@ -62,6 +62,42 @@ impl<const MIN: i64, const MAX: i64> QueryKind for QInt<MIN, MAX> {
     }
 }
 
+/// An amount from 0 to 10^12, a decimal number (`52000`, `17.5`, `5e4`).
+pub struct QAmount;
+
+impl QueryKind for QAmount {
+    type Value = f64;
+    fn parse(s: &str) -> Check<f64> {
+        match s.parse::<f64>() {
+            Ok(n) if n.is_finite() && (0.0..=1e12).contains(&n) => Ok(n),
+            Ok(n) if n.is_finite() => Err((
+                "out_of_range",
+                "Must be between 0 and 1000000000000.".into(),
+            )),
+            _ => Err((
+                "invalid_type",
+                "Must be a number, such as 52000 or 17.5.".into(),
+            )),
+        }
+    }
+    fn schema() -> RefOr<Schema> {
+        <crate::kind::Amount as Kind>::schema()
+    }
+}
+
+/// A country's ISO 3166-1 alpha-2 code, any case (read upper-case).
+pub struct QCountry;
+
+impl QueryKind for QCountry {
+    type Value = String;
+    fn parse(s: &str) -> Check<String> {
+        <crate::kind::Country as Kind>::parse(&serde_json::Value::String(s.to_string()))
+    }
+    fn schema() -> RefOr<Schema> {
+        <crate::kind::Country as Kind>::schema()
+    }
+}
+
 /// `true`/`1` or `false`/`0`.
 pub struct QBool;
 

@@ -124,6 +124,12 @@ pub enum FormValue {
     /// A number, as [`FormValue::Number`]; an empty field is sent as `null` (it clears
     /// the stored value).
     ClearableNumber,
+    /// Codes separated by commas or blanks (`DE, FR`), sent as an array of them; an
+    /// empty field is not sent.
+    Codes,
+    /// Codes, as [`FormValue::Codes`]; an empty field is sent as `null` (it clears the
+    /// stored value).
+    ClearableCodes,
 }
 
 impl FormValue {
@@ -147,6 +153,19 @@ impl FormValue {
                 Some("") => Some(Value::Null),
                 other => FormValue::Number.convert(other),
             },
+            FormValue::Codes | FormValue::ClearableCodes => {
+                let codes: Vec<Value> = raw
+                    .unwrap_or("")
+                    .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+                    .filter(|c| !c.is_empty())
+                    .map(|c| Value::String(c.to_string()))
+                    .collect();
+                match (codes.is_empty(), self) {
+                    (false, _) => Some(Value::Array(codes)),
+                    (true, FormValue::ClearableCodes) if raw.is_some() => Some(Value::Null),
+                    (true, _) => None,
+                }
+            }
             FormValue::Number => {
                 let v = raw.map(str::trim).filter(|v| !v.is_empty())?;
                 let n = v

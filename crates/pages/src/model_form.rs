@@ -48,7 +48,7 @@ pub fn shown(fields: &[Field], door: Door) -> impl Iterator<Item = &Field> {
 /// The `<input>` type (or `textarea`, `select`, `checkbox`) of an input.
 fn control(input: Input) -> &'static str {
     match input {
-        Input::Line | Input::Currency => "text",
+        Input::Line | Input::Currency | Input::Countries => "text",
         Input::Prose | Input::Lines => "textarea",
         Input::Email => "email",
         Input::Url => "url",
@@ -153,6 +153,8 @@ fn form_value(field: &Field, door: Door) -> FormValue {
     let edits = door != Door::Public;
     match (field.input, field.class) {
         (Input::Checkbox, _) => FormValue::Checkbox,
+        (Input::Countries, _) if edits => FormValue::ClearableCodes,
+        (Input::Countries, _) => FormValue::Codes,
         (Input::Number, _) if edits => FormValue::ClearableNumber,
         (Input::Number, _) => FormValue::Number,
         (_, Class::Required) if edits => FormValue::Required,

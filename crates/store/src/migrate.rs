@@ -61,6 +61,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(39, "0039_payments"),
     migration!(40, "0040_post_packs"),
     migration!(41, "0041_imports"),
+    migration!(42, "0042_job_places"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

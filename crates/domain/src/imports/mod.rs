@@ -260,6 +260,24 @@ fn body_of(source: &Source, item: &Item) -> serde_json::Map<String, Value> {
     if let Some(l) = &item.location {
         b.insert("location".into(), line(l));
     }
+    if let Some(c) = item.country {
+        b.insert("country".into(), json!(c));
+        // A remote job of a country is done from that country.
+        if item.is_remote {
+            b.insert("remote_countries".into(), json!([c]));
+        }
+    }
+    for (k, v) in [("region", &item.region), ("city", &item.city)] {
+        if let Some(v) = v {
+            b.insert(k.into(), line(v));
+        }
+    }
+    if let Some(p) = &item.postal_code {
+        b.insert(
+            "postal_code".into(),
+            json!(p.chars().take(32).collect::<String>()),
+        );
+    }
     if let Some(t) = item.job_type {
         b.insert("job_type".into(), json!(t));
     }

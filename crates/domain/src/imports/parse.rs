@@ -5,7 +5,10 @@
 use serde_json::Value;
 
 use super::Kind;
-use crate::html::{decode_entities, escape};
+use crate::{
+    countries,
+    html::{decode_entities, escape},
+};
 
 /// A job as a source lists it, mapped to the board's fields.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -17,6 +20,11 @@ pub struct Item {
     pub description: String,
     pub company_name: Option<String>,
     pub location: Option<String>,
+    /// A country code (ISO 3166-1 alpha-2).
+    pub country: Option<&'static str>,
+    pub region: Option<String>,
+    pub city: Option<String>,
+    pub postal_code: Option<String>,
     /// One of the board's job types.
     pub job_type: Option<&'static str>,
     pub is_remote: bool,
@@ -138,7 +146,8 @@ fn greenhouse(v: &Value) -> Result<Read, Unreadable> {
 
 /// Lever's postings API (`GET /v0/postings/{site}?mode=json`): a list of postings with
 /// `id`, `text` (the title), `description` and `lists` and `additional` (HTML),
-/// `categories.location` and `.commitment`, `workplaceType`, `hostedUrl`, `salaryRange`.
+/// `categories.location` and `.commitment`, `country`, `workplaceType`, `hostedUrl`,
+/// `salaryRange`.
 fn lever(v: &Value) -> Result<Read, Unreadable> {
     let jobs = v
         .as_array()
@@ -167,6 +176,7 @@ fn lever(v: &Value) -> Result<Read, Unreadable> {
                 title: text(j, "text").unwrap_or_default(),
                 description,
                 location: text(&cats, "location"),
+                country: text(j, "country").and_then(|c| countries::lookup(&c)),
                 job_type: text(&cats, "commitment").and_then(|c| job_type(&c)),
                 is_remote: text(j, "workplaceType").as_deref() == Some("remote"),
                 apply_url: text(j, "hostedUrl").or_else(|| text(j, "applyUrl")),
@@ -187,7 +197,8 @@ fn lever(v: &Value) -> Result<Read, Unreadable> {
 }
 
 /// Ashby's posting API (`GET /posting-api/job-board/{board}?includeCompensation=true`):
-/// `jobs` with `id`, `title`, `descriptionHtml`, `location`, `isRemote`,
+/// `jobs` with `id`, `title`, `descriptionHtml`, `location`, `address.postalAddress`
+/// (`addressLocality`, `addressRegion`, `addressCountry`, `postalCode`), `isRemote`,
 /// `employmentType`, `jobUrl`, `isListed`; unlisted jobs are not imported.
 fn ashby(v: &Value) -> Result<Read, Unreadable> {
     let jobs = array(v, "jobs")?;
@@ -196,11 +207,20 @@ fn ashby(v: &Value) -> Result<Read, Unreadable> {
         if j.get("isListed").and_then(Value::as_bool) == Some(false) {
             continue;
         }
+        let address = j
+            .get("address")
+            .and_then(|a| a.get("postalAddress"))
+            .cloned()
+            .unwrap_or(Value::Null);
         items.push(Item {
             external_id: id_of(j, "id")?,
             title: text(j, "title").unwrap_or_default(),
             description: text(j, "descriptionHtml").unwrap_or_default(),
             location: text(j, "location"),
+            country: text(&address, "addressCountry").and_then(|c| countries::lookup(&c)),
+            region: text(&address, "addressRegion"),
+            city: text(&address, "addressLocality"),
+            postal_code: text(&address, "postalCode"),
             job_type: text(j, "employmentType").and_then(|t| job_type(&t)),
             is_remote: j.get("isRemote").and_then(Value::as_bool).unwrap_or(false),
             apply_url: text(j, "jobUrl").or_else(|| text(j, "applyUrl")),
@@ -248,7 +268,7 @@ fn json_feed(v: &Value) -> Result<Read, Unreadable> {
 
 /// The Indeed XML format (the one `/feeds/indeed.xml` writes): `source` with one `job`
 /// per job: `referencenumber`, `title`, `description`, `company`, `city`, `state`,
-/// `country`, `url`, `jobtype`, `remotetype`.
+/// `country`, `postalcode`, `url`, `jobtype`, `remotetype`.
 fn xml(body: &[u8]) -> Result<Read, Unreadable> {
     let s = std::str::from_utf8(body).map_err(|_| Unreadable("not UTF-8".into()))?;
     let doc = roxmltree::Document::parse(s).map_err(|e| Unreadable(format!("not XML: {e}")))?;
@@ -275,6 +295,10 @@ fn xml(body: &[u8]) -> Result<Read, Unreadable> {
             description: field("description").unwrap_or_default(),
             company_name: field("company"),
             location: (!place.is_empty()).then(|| place.join(", ")),
+            country: field("country").and_then(|c| countries::lookup(&c)),
+            region: field("state"),
+            city: field("city"),
+            postal_code: field("postalcode"),
             job_type: field("jobtype").and_then(|t| job_type(&t)),
             is_remote: field("remotetype").is_some_and(|r| !r.is_empty()),
             apply_url: field("url"),

@@ -16,7 +16,7 @@ use crate::{
     db::{Db, Owned, owned_ids},
     kind::Check,
     query,
-    query::{QBool, QEnum, QId, QInt, QText, QueryKind},
+    query::{QAmount, QBool, QCountry, QEnum, QId, QInt, QText, QueryKind},
 };
 
 /// A status to list, or `all`.
@@ -68,6 +68,13 @@ query! {
         pub categories: QId<CategoryId> = list(100),
         /// `true`: only remote jobs; `false`: only jobs that are not remote.
         pub is_remote: QBool = optional,
+        /// Only jobs whose salary range reaches this amount (its `salary_max`, or its
+        /// `salary_min` when it has no maximum, is at least this), compared in the job's
+        /// own currency and period; jobs without a salary are left out.
+        pub salary_min: QAmount = optional,
+        /// Only jobs in this country (ISO 3166-1 alpha-2, any case) and remote jobs that
+        /// may be done from it (`remote_countries`).
+        pub country: QCountry = optional,
         /// Statuses, or `all`. Default `active`. Active jobs past `expires_at` are never
         /// listed.
         pub status: StatusChoice = list(4),
@@ -104,6 +111,8 @@ impl ListQuery {
             locations: raw.locations.iter().map(|l| l.to_lowercase()).collect(),
             categories: raw.categories,
             is_remote: raw.is_remote,
+            salary_min: raw.salary_min,
+            country: raw.country,
             statuses: None,
         };
         filter.statuses = match raw.status.as_slice() {

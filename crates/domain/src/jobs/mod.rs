@@ -61,13 +61,14 @@ pub async fn create(db: &Db, org_id: OrgId, body: Input) -> Result<Job> {
 pub(crate) async fn build(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job> {
     let changes = JobChanges::read(&mut body, true);
     check_category(db, org_id, &changes, &mut body).await?;
+    let policy = Policy::of(db, org_id).await?;
     let mut errors = body.into_errors();
     let (changes, text) = prepare(changes, &mut errors).await?;
     let mut job = Job::default();
-    let sent = Sent::of(&changes);
+    let sent = Sent::of(&changes, None);
     changes.apply(&mut job);
     derive_method(&mut job, &sent);
-    errors.extend(check_rules(&job, &sent));
+    errors.extend(check_rules(&job, &sent, policy));
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
@@ -94,18 +95,24 @@ pub(crate) async fn create_in(
 pub(crate) struct Checked {
     changes: JobChanges,
     text: Option<String>,
+    policy: Policy,
 }
 
 /// The changes a patch body makes, checked as [`update`] checks them: not applied.
 pub(crate) async fn changes(db: &Db, org_id: OrgId, mut body: Input) -> Result<Checked> {
     let changes = JobChanges::read(&mut body, false);
     check_category(db, org_id, &changes, &mut body).await?;
+    let policy = Policy::of(db, org_id).await?;
     let mut errors = body.into_errors();
     let (changes, text) = prepare(changes, &mut errors).await?;
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
-    Ok(Checked { changes, text })
+    Ok(Checked {
+        changes,
+        text,
+        policy,
+    })
 }
 
 /// Applies checked changes to job `id` in the caller's transaction `tx`, with the events
@@ -122,7 +129,7 @@ pub(crate) async fn apply_in(
         outgoing,
         org_id,
         id,
-        plan(checked.changes, checked.text),
+        plan(checked.changes, checked.text, checked.policy),
     )
     .await
 }
@@ -138,8 +145,8 @@ pub async fn update(db: &Db, org_id: OrgId, id: JobId, body: Input) -> Result<Jo
             "Send at least one field to change.",
         ));
     }
-    let Checked { changes, text } = changes(db, org_id, body).await?;
-    apply(db, org_id, id, changes, text).await
+    let checked = changes(db, org_id, body).await?;
+    apply(db, org_id, id, checked).await
 }
 
 /// Moves a job to `status` (approving it when `active`), with the events of
@@ -149,33 +156,42 @@ pub async fn set_status(db: &Db, org_id: OrgId, id: JobId, status: JobStatus) ->
         status: Field::Value(status),
         ..JobChanges::default()
     };
-    apply(db, org_id, id, changes, None).await
+    let policy = Policy::of(db, org_id).await?;
+    let checked = Checked {
+        changes,
+        text: None,
+        policy,
+    };
+    apply(db, org_id, id, checked).await
 }
 
 /// Applies checked changes to the stored job, in its transaction.
-async fn apply(
-    db: &Db,
-    org_id: OrgId,
-    id: JobId,
-    changes: JobChanges,
-    text: Option<String>,
-) -> Result<Job> {
-    store::update(db, org_id, id, plan(changes, text))
-        .await?
-        .ok_or(Error::NotFound("job"))
+async fn apply(db: &Db, org_id: OrgId, id: JobId, checked: Checked) -> Result<Job> {
+    store::update(
+        db,
+        org_id,
+        id,
+        plan(checked.changes, checked.text, checked.policy),
+    )
+    .await?
+    .ok_or(Error::NotFound("job"))
 }
 
 /// What checked changes make of a stored job (refused when the result breaks a rule).
-fn plan(changes: JobChanges, text: Option<String>) -> impl FnOnce(&Job) -> Result<Job> {
-    let sent = Sent::of(&changes);
+fn plan(
+    changes: JobChanges,
+    text: Option<String>,
+    policy: Policy,
+) -> impl FnOnce(&Job) -> Result<Job> {
     move |current| {
+        let sent = Sent::of(&changes, Some(current));
         let mut next = current.clone();
         changes.apply(&mut next);
         derive_method(&mut next, &sent);
         if let Some(text) = text {
             next.description_text = text;
         }
-        let errors = check_rules(&next, &sent);
+        let errors = check_rules(&next, &sent, policy);
         if errors.is_empty() {
             Ok(next)
         } else {
@@ -327,10 +343,35 @@ pub async fn expire_due(db: &Db, now: Ts) -> Result<u64> {
     Ok(store::expire_due(db, now).await?)
 }
 
-/// Which of the fields that rules look at were sent.
+/// What a board requires of its jobs beyond each field's own checks (its settings
+/// `require_salary` and `require_remote_countries`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Policy {
+    salary: bool,
+    remote_countries: bool,
+}
+
+impl Policy {
+    async fn of(db: &Db, org_id: OrgId) -> Result<Policy> {
+        let (salary, remote_countries) = store::policy(db, org_id)
+            .await?
+            .ok_or(Error::NotFound("organization"))?;
+        Ok(Policy {
+            salary,
+            remote_countries,
+        })
+    }
+}
+
+/// Which of the fields that rules look at were sent, and whether the board's
+/// requirements apply: always to a new job; to a change only when it touches the fields
+/// they are about or publishes the job (a job stored before a requirement was turned on
+/// can still be edited otherwise).
 struct Sent {
     salary_min: bool,
     how_to_apply: bool,
+    salary_required: bool,
+    countries_required: bool,
 }
 
 /// When `how_to_apply` was sent and the job has no method (none sent, none stored), the
@@ -357,10 +398,22 @@ fn derive_method(job: &mut Job, sent: &Sent) {
 }
 
 impl Sent {
-    fn of(c: &JobChanges) -> Sent {
+    /// What `c` sends, to a new job (`current` is `None`) or to `current`.
+    fn of(c: &JobChanges, current: Option<&Job>) -> Sent {
+        let publishes = match current {
+            None => true,
+            Some(job) => {
+                matches!(c.status, Field::Value(JobStatus::Active))
+                    && job.status != JobStatus::Active
+            }
+        };
         Sent {
             salary_min: c.salary_min.is_present(),
             how_to_apply: c.how_to_apply.is_present(),
+            salary_required: publishes || c.salary_min.is_present() || c.salary_max.is_present(),
+            countries_required: publishes
+                || c.is_remote.is_present()
+                || c.remote_countries.is_present(),
         }
     }
 }
@@ -434,9 +487,35 @@ async fn prepare(
     }
 }
 
-/// The rules that need several fields of the resulting job.
-fn check_rules(job: &Job, sent: &Sent) -> Vec<FieldError> {
+/// The rules that need several fields of the resulting job, and the board's
+/// requirements.
+fn check_rules(job: &Job, sent: &Sent, policy: Policy) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    if policy.salary && sent.salary_required {
+        for (field, value) in [
+            ("salary_min", job.salary_min),
+            ("salary_max", job.salary_max),
+        ] {
+            if value.is_none() {
+                errors.push(FieldError::new(
+                    field,
+                    "required",
+                    "This board lists only jobs with a salary range: give the lowest and the highest pay.",
+                ));
+            }
+        }
+    }
+    if policy.remote_countries
+        && sent.countries_required
+        && job.is_remote
+        && job.remote_countries.as_ref().is_none_or(|c| c.is_empty())
+    {
+        errors.push(FieldError::new(
+            "remote_countries",
+            "required",
+            "This board requires remote jobs to name the countries they may be done from.",
+        ));
+    }
     if let (Some(min), Some(max)) = (job.salary_min, job.salary_max)
         && min > max
     {

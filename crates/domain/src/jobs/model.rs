@@ -5,10 +5,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::{
-    CategoryId, JobId, MemberId, Ts,
+    CategoryId, Countries, JobId, MemberId, Ts,
     form::{Field, Group, Labelled},
     form_text_enum,
-    kind::{Amount, Email, Enum, Flag, Id, Instant, Line, Link, Text, Trimmed, UpperCurrency},
+    kind::{
+        Amount, Country, CountryList, Email, Enum, Flag, Id, Instant, Line, Link, Text, Trimmed,
+        UpperCurrency,
+    },
     model, text_enum,
 };
 
@@ -81,18 +84,55 @@ model! {
         fixed slug: String,
         write job_type: Option<JobType> = optional Enum<JobType>
             => Field::choice::<JobType>("Job type").ld("employmentType"),
-        /// Where the job is; a blank value counts as none.
+        /// Where the job is, as shown on the board; a blank value counts as none.
         write location: Option<String> = optional Line<255>
             => Field::line("Location")
-                .hint("City, region or country.")
+                .hint("As shown on the board, e.g. Berlin, Germany.")
+                .group(Group::Place)
                 .ld("jobLocation.address.addressLocality"),
         /// Only candidates from `location` may apply. Default false.
         write location_restricted: bool = flag Flag
             => Field::checkbox("Only candidates from this location may apply")
-                .ld("applicantLocationRequirements.name"),
+                .group(Group::Place)
+                .ld("applicantLocationRequirements"),
         /// Default false.
         write is_remote: bool = flag Flag
-            => Field::checkbox("Remote work is possible").ld("jobLocationType"),
+            => Field::checkbox("Remote work is possible")
+                .group(Group::Place)
+                .ld("jobLocationType"),
+        /// The country of the job's place: an ISO 3166-1 alpha-2 code, any case, kept
+        /// upper-case.
+        write country: Option<String> = optional Country
+            => Field::country("Country")
+                .group(Group::Place)
+                .autocomplete("country")
+                .ld("jobLocation.address.addressCountry"),
+        /// The state, province or region of the job's place.
+        write region: Option<String> = optional Line<255>
+            => Field::line("Region")
+                .hint("State, province or region.")
+                .group(Group::Place)
+                .autocomplete("address-level1")
+                .ld("jobLocation.address.addressRegion"),
+        /// The city of the job's place.
+        write city: Option<String> = optional Line<255>
+            => Field::line("City")
+                .group(Group::Place)
+                .autocomplete("address-level2")
+                .ld("jobLocation.address.addressLocality"),
+        write postal_code: Option<String> = optional Line<32>
+            => Field::line("Postal code")
+                .group(Group::Place)
+                .autocomplete("postal-code")
+                .ld("jobLocation.address.postalCode"),
+        /// Where a remote job may be done from: country codes (ISO 3166-1 alpha-2, any
+        /// case, kept upper-case, each once). An empty array counts as none.
+        #[schema(value_type = Option<Vec<String>>)]
+        write remote_countries: Option<Countries> = optional CountryList
+            => Field::countries("Remote from")
+                .hint("For remote work: the countries it may be done from, as two-letter codes separated by commas, e.g. DE, FR, US.")
+                .group(Group::Place)
+                .ld("applicantLocationRequirements"),
         /// Default false.
         write is_highlighted: bool = flag Flag
             => Field::checkbox("Highlighted on the board")
@@ -252,6 +292,45 @@ impl Job {
     pub fn is_live(&self, now: Ts) -> bool {
         self.status == JobStatus::Active && self.expires_at.is_none_or(|t| t > now)
     }
+
+    /// Until when the job is announced as valid at `now` (structured data, feeds): its
+    /// `expires_at`; without one, the end of its current period of `listing_days` counted
+    /// from its posting (the board's setting), so the date stays the same for a whole
+    /// period and is always ahead.
+    pub fn valid_through(&self, now: Ts, listing_days: i64) -> Ts {
+        if let Some(t) = self.expires_at {
+            return t;
+        }
+        let period = listing_days.max(1) * 86_400_000_000;
+        let since = (now.micros() - self.created_at.micros()).max(0);
+        Ts::from_micros(self.created_at.micros() + (since / period + 1) * period)
+    }
+
+    /// Where the job is, in words: its `location` as written, else its city, region and
+    /// country's name (`None` when it says nothing of its place).
+    pub fn place(&self) -> Option<String> {
+        if let Some(l) = &self.location {
+            return Some(l.clone());
+        }
+        let parts: Vec<&str> = [self.city.as_deref(), self.region.as_deref()]
+            .into_iter()
+            .flatten()
+            .chain(self.country.as_deref().map(crate::countries::name))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
+    /// The countries a remote job may be done from, by name (`None` when it names none).
+    pub fn remote_from(&self) -> Option<String> {
+        let names: Vec<&str> = self
+            .remote_countries
+            .as_ref()?
+            .0
+            .iter()
+            .map(|c| crate::countries::name(c))
+            .collect();
+        (!names.is_empty()).then(|| names.join(", "))
+    }
 }
 
 /// The public path of a job.
@@ -290,6 +369,10 @@ pub struct ListFilter {
     pub locations: Vec<String>,
     pub categories: Vec<CategoryId>,
     pub is_remote: Option<bool>,
+    /// Jobs whose salary range reaches this amount, in their own period.
+    pub salary_min: Option<f64>,
+    /// Jobs in this country (upper-case code) or remote from it.
+    pub country: Option<String>,
     /// The statuses listed; `None` is every status.
     pub statuses: Option<Vec<JobStatus>>,
 }
@@ -302,6 +385,13 @@ impl ListFilter {
             && self.locations.is_empty()
             && self.categories.is_empty()
             && self.is_remote.is_none()
+            && !self.by_row()
+    }
+
+    /// True when a filter asks what only the stored row answers (salary, country): the
+    /// list is then read by the general query, not a search index.
+    pub fn by_row(&self) -> bool {
+        self.salary_min.is_some() || self.country.is_some()
     }
 }
 

@@ -22,6 +22,7 @@ enum Arg {
     Text(String),
     I64(i64),
     Bool(bool),
+    F64(f64),
     Uuid(Uuid),
     Ts(Ts),
 }
@@ -50,6 +51,7 @@ macro_rules! bind_all {
                 Arg::Text(v) => q.bind(v),
                 Arg::I64(v) => q.bind(*v),
                 Arg::Bool(v) => q.bind(*v),
+                Arg::F64(v) => q.bind(*v),
                 Arg::Uuid(v) => q.bind(*v),
                 Arg::Ts(v) => q.bind(*v),
             };
@@ -110,6 +112,18 @@ fn filter_conds(s: &mut Sql, f: &ListFilter) -> Option<String> {
             .collect();
         conds.push(format!("({})", alts.join(" OR ")));
     }
+    if let Some(min) = f.salary_min {
+        let m = s.arg(Arg::F64(min));
+        conds.push(format!("COALESCE(salary_max, salary_min) >= {m}"));
+    }
+    if let Some(c) = &f.country {
+        let code = s.arg(Arg::Text(c.clone()));
+        let remote = s.arg(Arg::Bool(true));
+        let listed = s.arg(Arg::Text(format!("%,{c},%")));
+        conds.push(format!(
+            "(country = {code} OR (is_remote = {remote} AND ',' || remote_countries || ',' LIKE {listed}))"
+        ));
+    }
     (!conds.is_empty()).then(|| conds.join(" AND "))
 }
 
@@ -145,12 +159,15 @@ pub async fn list(
         }
         return Ok((page(db, org_id, f, now, limit, offset).await?, exact(total)));
     }
-    if let Some(found) = indexes::find(db, org_id, f, (limit, offset), now, seen).await? {
+    // Salary and country are not in the search indexes: the general query answers them.
+    let indexed = !f.by_row();
+    if indexed && let Some(found) = indexes::find(db, org_id, f, (limit, offset), now, seen).await?
+    {
         let ids: Vec<JobId> = found.ids;
         let rows = rows_by_id(db, org_id, &ids).await?;
         return Ok((rows, found.total));
     }
-    if let crate::db::Pool::Sqlite(pool) = db.reader() {
+    if indexed && let crate::db::Pool::Sqlite(pool) = db.reader() {
         let mut conn = pool.acquire().await?;
         if let Some(found) = find::find(&mut conn, org_id, f, limit, offset, now).await? {
             let rows = rows_by_seq(&mut conn, &found.seqs).await?;

@@ -303,6 +303,18 @@ pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
     }
 }
 
+/// What the organization requires of its jobs (`None`: no such organization).
+pub(super) async fn policy(db: &Db, org_id: OrgId) -> DbResult<Option<(bool, bool)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT require_salary, require_remote_countries FROM organizations WHERE id = $1",
+        )
+        .bind(org_id)
+        .fetch_optional(p)
+        .await?
+    }))
+}
+
 /// The organizations with expiry reminders on, with their number of days.
 pub(super) async fn reminding_orgs(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
     Ok(dispatch!(db.reader(), p => {

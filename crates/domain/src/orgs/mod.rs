@@ -94,6 +94,13 @@ pub struct Org {
     pub paid_posts: PaidPosts,
     /// A refund takes the job it paid for off the board.
     pub refund_unpublishes: bool,
+    /// Jobs must carry a salary range (`salary_min` and `salary_max`).
+    pub require_salary: bool,
+    /// Remote jobs must name the countries they may be done from.
+    pub require_remote_countries: bool,
+    /// How long a job without `expires_at` is announced as valid (its structured data's
+    /// `validThrough`), in days.
+    pub listing_days: i64,
     pub created_at: Ts,
 }
 
@@ -201,6 +208,13 @@ request! {
         pub paid_posts: not_null Enum<PaidPosts>,
         /// Whether a refund takes the job it paid for off the board.
         pub refund_unpublishes: not_null Flag,
+        /// Whether jobs must carry a salary range (`salary_min` and `salary_max`).
+        pub require_salary: not_null Flag,
+        /// Whether remote jobs must name the countries they may be done from.
+        pub require_remote_countries: not_null Flag,
+        /// How long a job without an expiry is announced as valid to search engines, in
+        /// days (1 to 365).
+        pub listing_days: not_null Int<1, 365>,
     }
 }
 
@@ -346,6 +360,15 @@ async fn update_checked(
     }
     if let Some(v) = c.refund_unpublishes {
         org.refund_unpublishes = v;
+    }
+    if let Some(v) = c.require_salary {
+        org.require_salary = v;
+    }
+    if let Some(v) = c.require_remote_countries {
+        org.require_remote_countries = v;
+    }
+    if let Some(v) = c.listing_days {
+        org.listing_days = v;
     }
     let org = match store::update(db, &org).await {
         Err(e) if e.is_unique() => return Err(domain_taken()),

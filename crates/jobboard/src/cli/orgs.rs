@@ -87,6 +87,18 @@ pub enum OrgsCmd {
         /// Whether a refund takes the job it paid for off the board: on or off.
         #[arg(long, value_parser = ["on", "off"])]
         refund_unpublishes: Option<String>,
+        /// Refuse jobs without a salary range (salary_min and salary_max) from every door:
+        /// on or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        require_salary: Option<String>,
+        /// Refuse remote jobs that do not name the countries they may be done from: on or
+        /// off.
+        #[arg(long, value_parser = ["on", "off"])]
+        require_remote_countries: Option<String>,
+        /// How long a job without an expiry is announced as valid to search engines, in
+        /// days (1 to 365; default 30).
+        #[arg(long)]
+        listing_days: Option<i64>,
         /// Require two-factor sign-in of every staff user: on or off. Users without it
         /// set it up at their next sign-in before they get a session.
         #[arg(long = "require-2fa", value_parser = ["on", "off"])]
@@ -120,6 +132,9 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             payments_webhook_secret,
             paid_posts,
             refund_unpublishes,
+            require_salary,
+            require_remote_countries,
+            listing_days,
             require_2fa,
         } => {
             let mut changes = Map::new();
@@ -144,6 +159,9 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
                 ("public_posting", public_posting),
                 ("mail_job_live", mail_job_live),
                 ("mail_applications", mail_applications),
+                ("refund_unpublishes", refund_unpublishes),
+                ("require_salary", require_salary),
+                ("require_remote_countries", require_remote_countries),
             ] {
                 if let Some(v) = value {
                     changes.insert(field.into(), (v == "on").into());
@@ -159,8 +177,8 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
                     changes.insert(field.into(), v.into());
                 }
             }
-            if let Some(v) = refund_unpublishes {
-                changes.insert("refund_unpublishes".into(), (v == "on").into());
+            if let Some(v) = listing_days {
+                changes.insert("listing_days".into(), v.into());
             }
             if let Some(v) = mail_expiry_days {
                 changes.insert("mail_expiry_days".into(), v.into());

@@ -395,6 +395,11 @@ async fn structured_data_of_full_and_bare_jobs(b: Backend) {
             "location": "Berlin",
             "location_restricted": true,
             "is_remote": true,
+            "country": "de",
+            "region": "Berlin",
+            "city": "Berlin",
+            "postal_code": "10115",
+            "remote_countries": ["de", "AT", "DE"],
             "salary_min": 50000,
             "salary_max": 70000,
             "salary_currency": "EUR",
@@ -430,11 +435,16 @@ async fn structured_data_of_full_and_bare_jobs(b: Backend) {
         v["hiringOrganization"],
         json!({"@type": "Organization", "name": "Acme", "sameAs": "https://acme.example", "logo": "https://acme.example/logo.png"})
     );
-    assert_eq!(v["jobLocation"]["address"]["addressLocality"], "Berlin");
+    assert_eq!(
+        v["jobLocation"],
+        json!({"@type": "Place", "address": {"@type": "PostalAddress", "addressLocality": "Berlin",
+               "addressRegion": "Berlin", "postalCode": "10115", "addressCountry": "DE"}})
+    );
     assert_eq!(v["jobLocationType"], "TELECOMMUTE");
     assert_eq!(
         v["applicantLocationRequirements"],
-        json!({"@type": "AdministrativeArea", "name": "Berlin"})
+        json!([{"@type": "Country", "name": "DE"}, {"@type": "Country", "name": "AT"},
+               {"@type": "AdministrativeArea", "name": "Berlin"}])
     );
     assert_eq!(
         v["baseSalary"],
@@ -484,11 +494,19 @@ async fn structured_data_of_full_and_bare_jobs(b: Backend) {
             "title",
             "description",
             "datePosted",
+            "validThrough",
             "hiringOrganization",
             "directApply",
             "identifier",
             "url"
         ]
+    );
+    // Without an expiry, a job is announced as valid to the end of its current period of
+    // the board's listing days (30 by default) from its posting.
+    let at = |k: &str| chrono::DateTime::parse_from_rfc3339(v[k].as_str().unwrap()).unwrap();
+    assert_eq!(
+        at("validThrough") - at("datePosted"),
+        chrono::TimeDelta::days(30)
     );
     assert_eq!(
         v["hiringOrganization"],

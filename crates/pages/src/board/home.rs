@@ -63,6 +63,7 @@ struct HomePage<'a> {
     jobs: Vec<Row>,
     categories: Vec<Category>,
     job_types: Vec<(&'static str, &'static str)>,
+    countries: &'static [(&'static str, &'static str)],
     prev: Option<String>,
     next: Option<String>,
     page_label: String,
@@ -138,6 +139,7 @@ async fn render(app: &AppState, site: &Site, q: &BoardQuery) -> Result<(Rendered
         summary,
         jobs: rows,
         categories,
+        countries: jobboard_domain::countries::COUNTRIES,
         job_types: JobType::ALL
             .iter()
             .filter_map(|v| JobType::parse(v).map(|t| (*v, format::job_type(t))))

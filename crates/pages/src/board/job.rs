@@ -33,6 +33,8 @@ struct JobPage {
     logo: Option<String>,
     job_type: Option<&'static str>,
     salary: Option<String>,
+    place: Option<String>,
+    remote_from: Option<String>,
     category: Option<String>,
     posted: String,
     posted_iso: String,
@@ -107,12 +109,14 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
     };
     let path = jobs::url_of(&job.slug);
     let url = site.url(&path);
+    let valid_through = job.valid_through(now, site.org.listing_days);
     let jsonld = format::script_json(&jsonld::job_posting(
         &job,
         &jsonld::Context {
             url: &url,
             board_name: &site.org.name,
             direct_apply: format::hosted(&job),
+            valid_through,
         },
     ));
     let logo = job
@@ -165,10 +169,8 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         .as_deref()
         .filter(|e| links::is_email(e))
         .map(str::to_string);
-    let deadline = job
-        .expires_at
-        .map_or(i64::MAX, |t| t.micros())
-        .min(now.micros() + MAX_AGE_MICROS);
+    // The page changes when the job expires or its announced validity rolls on.
+    let deadline = valid_through.micros().min(now.micros() + MAX_AGE_MICROS);
     let tpl = JobPage {
         chrome,
         frame,
@@ -180,6 +182,8 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         logo,
         job_type: job.job_type.map(format::job_type),
         salary: format::salary(&job),
+        place: job.place(),
+        remote_from: job.remote_from(),
         category,
         posted: format::date(job.created_at),
         posted_iso: format::iso_date(job.created_at),

@@ -3,7 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
-use jobboard_domain::jobs::{Job, JobType, SalaryPeriod};
+use jobboard_domain::{
+    Ts,
+    jobs::{Job, JobType, SalaryPeriod},
+};
 
 /// schema.org's `employmentType` of a job type. Casual work (no guaranteed hours, paid
 /// for the shifts worked) is closest to `PER_DIEM`.
@@ -37,6 +40,8 @@ pub struct Context<'a> {
     pub board_name: &'a str,
     /// True when candidates apply on the page itself (the hosted form).
     pub direct_apply: bool,
+    /// Until when the job is announced as valid ([`Job::valid_through`]).
+    pub valid_through: Ts,
 }
 
 /// The `JobPosting` of `job`.
@@ -50,9 +55,7 @@ pub fn job_posting(job: &Job, cx: &Context<'_>) -> Value {
     put("title", json!(job.title));
     put("description", json!(job.description));
     put("datePosted", json!(job.created_at.to_rfc3339()));
-    if let Some(t) = job.expires_at {
-        put("validThrough", json!(t.to_rfc3339()));
-    }
+    put("validThrough", json!(cx.valid_through.to_rfc3339()));
     if let Some(t) = job.job_type {
         put("employmentType", json!(employment_type(t)));
     }
@@ -66,23 +69,46 @@ pub fn job_posting(job: &Job, cx: &Context<'_>) -> Value {
         org.insert("logo".into(), json!(l));
     }
     put("hiringOrganization", Value::Object(org));
-    if let Some(l) = &job.location {
-        put(
-            "jobLocation",
-            json!({
-                "@type": "Place",
-                "address": {"@type": "PostalAddress", "addressLocality": l},
-            }),
-        );
-        if job.location_restricted {
-            put(
-                "applicantLocationRequirements",
-                json!({"@type": "AdministrativeArea", "name": l}),
-            );
+    let mut address = Map::new();
+    address.insert("@type".into(), json!("PostalAddress"));
+    for (key, value) in [
+        (
+            "addressLocality",
+            job.city.as_ref().or(job.location.as_ref()),
+        ),
+        ("addressRegion", job.region.as_ref()),
+        ("postalCode", job.postal_code.as_ref()),
+        ("addressCountry", job.country.as_ref()),
+    ] {
+        if let Some(v) = value {
+            address.insert(key.into(), json!(v));
         }
     }
-    if job.is_remote {
+    if address.len() > 1 {
+        put(
+            "jobLocation",
+            json!({"@type": "Place", "address": Value::Object(address)}),
+        );
+    }
+    // Who may apply from where: the countries a remote job may be done from, and the
+    // job's location when only its candidates may apply. A remote job says it is one
+    // only with its countries, as search engines require of `TELECOMMUTE`.
+    let mut requirements: Vec<Value> = job
+        .remote_countries
+        .iter()
+        .flat_map(|c| c.0.iter())
+        .map(|c| json!({"@type": "Country", "name": c}))
+        .collect();
+    if job.is_remote && !requirements.is_empty() {
         put("jobLocationType", json!("TELECOMMUTE"));
+    }
+    if job.location_restricted
+        && let Some(l) = &job.location
+    {
+        requirements.push(json!({"@type": "AdministrativeArea", "name": l}));
+    }
+    if !requirements.is_empty() {
+        put("applicantLocationRequirements", Value::Array(requirements));
     }
     if job.salary_min.is_some() || job.salary_max.is_some() {
         let mut value = Map::new();

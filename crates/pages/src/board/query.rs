@@ -16,6 +16,8 @@ const NAMES: &[&str] = &[
     "locations",
     "categories",
     "is_remote",
+    "salary_min",
+    "country",
     "page",
     "per_page",
 ];
@@ -139,6 +141,19 @@ impl BoardQuery {
 
     pub fn has_category(&self, id: CategoryId) -> bool {
         self.list.filter.categories.contains(&id)
+    }
+
+    /// The country asked for (upper-case code), or empty.
+    pub fn country(&self) -> &str {
+        self.list.filter.country.as_deref().unwrap_or("")
+    }
+
+    /// The lowest pay asked for, as sent, or empty.
+    pub fn salary_min(&self) -> &str {
+        self.pairs
+            .iter()
+            .find(|(k, _)| *k == "salary_min")
+            .map_or("", |(_, v)| v.as_str())
     }
 
     /// `true`, `false` or empty, for the remote select.

@@ -130,6 +130,7 @@ pub async fn run_now(t: &TestApp, fetcher: &Fetcher, s: &Source) -> Counts {
 backends!(
     a_source_is_mirrored,
     every_kind_reads_its_fixture,
+    a_board_requiring_salaries_refuses_imports_without,
     bad_reads_change_nothing,
     private_addresses_are_refused,
 );
@@ -343,6 +344,45 @@ async fn every_kind_reads_its_fixture(b: Backend) {
     assert_eq!(driver["company_name"], "Rolling Loaves");
     assert_eq!(driver["location"], "Lyon, Auvergne-Rhône-Alpes, FR");
     assert_eq!(by_title("Support Agent")["is_remote"], true);
+    // Structured places: Lever's country (a remote posting is done from it), Ashby's
+    // postal address (its country written out), the Indeed XML's city, state, country and
+    // postal code.
+    let full = |title: &str| {
+        let id = by_title(title)["id"].as_str().unwrap().to_string();
+        let t = &t;
+        async move { t.get(&format!("/jobs/{id}")).await.body["data"].clone() }
+    };
+    let night = full("Night Baker").await;
+    assert_eq!(
+        (night["country"].clone(), night["remote_countries"].clone()),
+        (json!("PT"), json!(null))
+    );
+    let writer = full("Content Writer").await;
+    assert_eq!(writer["remote_countries"], json!(["PT"]));
+    let chef = full("Pastry Chef").await;
+    assert_eq!(
+        [&chef["city"], &chef["region"], &chef["country"]],
+        [&json!("Vienna"), &json!("Vienna"), &json!("AT")]
+    );
+    let driver = full("Delivery Driver").await;
+    assert_eq!(
+        [
+            &driver["city"],
+            &driver["region"],
+            &driver["country"],
+            &driver["postal_code"]
+        ],
+        [
+            &json!("Lyon"),
+            &json!("Auvergne-Rhône-Alpes"),
+            &json!("FR"),
+            &json!("69001")
+        ]
+    );
+    assert_eq!(
+        full("Support Agent").await["remote_countries"],
+        json!(["FR"])
+    );
     // JSON Feed: the author is the employer.
     assert_eq!(
         by_title("Miller Apprentice")["company_name"],
@@ -431,4 +471,29 @@ async fn private_addresses_are_refused(b: Backend) {
         }
         other => panic!("{other:?}"),
     }
+}
+
+async fn a_board_requiring_salaries_refuses_imports_without(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| {
+        c.worker = false;
+        c.scheduler = false;
+    })
+    .await;
+    crate::payments::set_org(&t, json!({"require_salary": true})).await;
+    let feeds = Feeds::start().await;
+    feeds.put("acme-bakery", fixture("lever.json"), None);
+    let s = source(&t, "lever", &feeds.url("acme-bakery"), json!({})).await;
+    let c = run_now(&t, &t.app.imports.clone(), &s).await;
+    // The night baker's posting carries its range; the writer's does not.
+    assert_eq!((c.created, c.refused), (1, 1), "{c:?}");
+    let (id, why) = &c.refusals[0];
+    assert_eq!(id, "7bd21346-8e0c-4494-8e7a-3eb92ff77903", "{c:?}");
+    assert!(
+        why.contains("salary_min") && why.contains("salary range"),
+        "{why}"
+    );
+    // The run's report says so.
+    let listed = imports::get(t.db(), Some(t.org_id), s.id).await.unwrap();
+    let report = serde_json::to_value(&listed).unwrap();
+    assert_eq!(report["last_result"]["refused"], 1, "{report}");
 }

@@ -31,7 +31,7 @@ async fn list_defaults_order_and_paging(b: Backend) {
     assert_eq!(
         r.body["meta"]["filters"],
         json!({"search": null, "categories": [], "job_types": [], "locations": [],
-               "is_remote": null, "status": ["active"]})
+               "is_remote": null, "salary_min": null, "country": null, "status": ["active"]})
     );
     create_active(&t, "Old", json!({})).await;
     create_active(&t, "Sticky old", json!({"is_sticky": true})).await;

@@ -5,6 +5,7 @@ mod cache;
 mod creation;
 mod lifecycle;
 mod lists;
+mod places;
 mod search_index;
 
 use reqwest::Method;
