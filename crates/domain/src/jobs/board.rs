@@ -45,13 +45,43 @@ pub struct LiveJob {
     id: JobId,
 }
 
-/// Where a batch of [`live_batch`] starts.
+/// A job's place in the list order (sticky first, newest first).
 #[derive(Debug, Clone, Copy)]
-pub enum Start<'a> {
-    /// After skipping this many live jobs (the first batch of a sitemap part).
+pub struct ListKey {
+    is_sticky: bool,
+    created_at: Ts,
+    id: JobId,
+}
+
+impl LiveJob {
+    pub fn key(&self) -> ListKey {
+        ListKey {
+            is_sticky: self.is_sticky,
+            created_at: self.created_at,
+            id: self.id,
+        }
+    }
+}
+
+impl Job {
+    /// The job's place in the list order.
+    pub fn list_key(&self) -> ListKey {
+        ListKey {
+            is_sticky: self.is_sticky,
+            created_at: self.created_at,
+            id: self.id,
+        }
+    }
+}
+
+/// Where a batch of [`live_batch`] or [`live_jobs`] starts.
+#[derive(Debug, Clone, Copy)]
+pub enum Start {
+    /// After skipping this many live jobs (the first batch of a sitemap part or a feed).
     Skip(i64),
-    /// Right after this job (every later batch: a seek in the list index, not a scan).
-    After(&'a LiveJob),
+    /// Right after the job at this place (every later batch: a seek in the list index,
+    /// not a scan).
+    After(ListKey),
 }
 
 /// Up to `limit` live jobs of the organization at `now`, in list order (sticky first,
@@ -61,16 +91,51 @@ pub async fn live_batch(
     db: &Db,
     org_id: OrgId,
     now: Ts,
-    from: Start<'_>,
+    from: Start,
     limit: i64,
 ) -> Result<Vec<LiveJob>> {
+    live_rows(
+        db,
+        org_id,
+        now,
+        from,
+        limit,
+        "slug, updated_at, is_sticky, created_at, id",
+    )
+    .await
+}
+
+/// [`live_batch`] with every column of each job (the feeds for aggregators).
+pub async fn live_jobs(
+    db: &Db,
+    org_id: OrgId,
+    now: Ts,
+    from: Start,
+    limit: i64,
+) -> Result<Vec<Job>> {
+    live_rows(db, org_id, now, from, limit, &COLUMNS).await
+}
+
+async fn live_rows<T>(
+    db: &Db,
+    org_id: OrgId,
+    now: Ts,
+    from: Start,
+    limit: i64,
+    columns: &str,
+) -> Result<Vec<T>>
+where
+    T: Send
+        + Unpin
+        + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>
+        + for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+{
     const LIVE: &str =
         "org_id = $1 AND status = 'active' AND (expires_at IS NULL OR expires_at > $2)";
     const ORDER: &str = "ORDER BY is_sticky DESC, created_at DESC, id DESC";
-    const SELECT: &str = "SELECT slug, updated_at, is_sticky, created_at, id FROM jobs";
-    let rows: Vec<LiveJob> = match from {
+    let rows: Vec<T> = match from {
         Start::Skip(skip) => {
-            let sql = format!("{SELECT} WHERE {LIVE} {ORDER} LIMIT $3 OFFSET $4");
+            let sql = format!("SELECT {columns} FROM jobs WHERE {LIVE} {ORDER} LIMIT $3 OFFSET $4");
             dispatch!(db.reader(), p => {
                 sqlx::query_as(sqlx::AssertSqlSafe(sql))
                     .bind(org_id)
@@ -86,7 +151,7 @@ pub async fn live_batch(
             // The list order is descending in every column, so "after" is a smaller row
             // value; both engines seek the list index with it.
             let sql = format!(
-                "{SELECT} WHERE {LIVE} AND (is_sticky, created_at, id) < ($3, $4, $5) {ORDER} LIMIT $6"
+                "SELECT {columns} FROM jobs WHERE {LIVE} AND (is_sticky, created_at, id) < ($3, $4, $5) {ORDER} LIMIT $6"
             );
             dispatch!(db.reader(), p => {
                 sqlx::query_as(sqlx::AssertSqlSafe(sql))

@@ -16,7 +16,7 @@ mod store;
 
 use uuid::Uuid;
 
-pub use board::{LiveJob, Start, count_live, get_many, live_batch};
+pub use board::{ListKey, LiveJob, Start, count_live, get_many, live_batch, live_jobs};
 pub use list::{JobListQuery, ListPage, ListQuery, list, list_seen, next_expiry};
 pub use model::*;
 

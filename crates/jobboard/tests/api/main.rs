@@ -48,6 +48,7 @@ mod single_line;
 mod site_analytics;
 mod smtp_sink;
 mod standard_webhooks;
+mod syndication;
 mod web;
 mod webhook_receiver;
 mod webhooks;

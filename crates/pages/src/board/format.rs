@@ -151,23 +151,32 @@ pub fn script_json(v: &serde_json::Value) -> String {
     out
 }
 
+/// True for the characters XML 1.0 can carry (not most control characters, not the
+/// non-characters U+FFFE and U+FFFF).
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || !((c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}')
+}
+
 /// Text for an XML document: markup characters escaped, characters XML 1.0 cannot carry
-/// (most control characters, unpaired code points) removed.
+/// removed.
 pub fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in s.chars().filter(|c| xml_char(*c)) {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
             c => out.push(c),
         }
     }
     out
+}
+
+/// Text with the characters XML 1.0 cannot carry removed (for CDATA sections).
+pub fn xml_chars(s: &str) -> String {
+    s.chars().filter(|c| xml_char(*c)).collect()
 }
 
 /// A date-time as RSS writes it (RFC 2822).

@@ -26,6 +26,8 @@ mod post;
 mod processor_events;
 mod query;
 mod sitemap;
+mod stream;
+mod syndication;
 mod visits;
 mod well_known;
 
@@ -66,6 +68,8 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/feed.xml", get(feeds::rss))
         .route("/feed.json", get(feeds::json))
+        .route("/feeds/indeed.xml", get(syndication::indeed))
+        .route("/feeds/jobs.json", get(syndication::jobs_json))
         .route("/sitemap.xml", get(sitemap::sitemap))
         .route("/sitemaps/{file}", get(sitemap::part))
         .route("/robots.txt", get(sitemap::robots))

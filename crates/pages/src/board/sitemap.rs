@@ -2,23 +2,24 @@
 //!
 //! The sitemap lists the live jobs with their `lastmod`. Up to 50,000 jobs (the
 //! protocol's limit per file) it is one file; beyond, `/sitemap.xml` is a sitemap index
-//! of parts of 50,000 jobs each. A file is streamed while it is read from the database in
-//! short batches, so its size never sits in memory and no read transaction stays open
-//! while a slow crawler reads.
+//! of parts of 50,000 jobs each. A file is streamed ([`super::stream`]).
 
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     extract::{Path, State},
-    http::{HeaderMap, HeaderValue, StatusCode, header},
-    response::{IntoResponse, Response},
+    http::HeaderMap,
+    response::Response,
 };
-use http_body_util::channel::Channel;
-use sha2::{Digest, Sha256};
 
-use super::{Kind, PUBLIC_CACHE, format::xml, respond};
+use super::{
+    Kind,
+    format::xml,
+    respond,
+    stream::{self, Out},
+};
 use crate::{error::PageError, site::Site};
 use jobboard_app::app::AppState;
-use jobboard_core::cache::{Rendered, none_match};
+use jobboard_core::cache::Rendered;
 use jobboard_domain::{
     Ts,
     jobs::{self, LiveJob, Start},
@@ -28,8 +29,6 @@ use jobboard_domain::{
 pub const PER_FILE: i64 = 50_000;
 /// Jobs read per statement while streaming.
 const BATCH: i64 = 1_000;
-/// Bytes gathered before they are handed to the connection.
-const CHUNK: usize = 32 * 1024;
 
 const URLSET_OPEN: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n";
 const URLSET_CLOSE: &str = "</urlset>\n";
@@ -87,9 +86,7 @@ pub async fn part(
 }
 
 /// A streamed urlset of the live jobs of part `n` (0: all of them, when they fit one
-/// file). Its `ETag` is known before the rows are read: the body is a function of the
-/// board's version (every write), the next expiry (the only change without a write), the
-/// origin and the part.
+/// file), with its `ETag` (see [`stream`]).
 async fn streamed(
     app: &AppState,
     site: &Site,
@@ -98,82 +95,46 @@ async fn streamed(
     now: Ts,
 ) -> Result<Response, PageError> {
     let next_expiry = jobs::next_expiry(&app.db, site.org.id, now).await?;
-    let mut h = Sha256::new();
-    h.update(
-        format!(
-            "{}|{}|{}|{:?}|{n}",
-            site.origin,
-            site.org.id,
-            site.version,
-            next_expiry.map(|t| t.micros())
-        )
-        .as_bytes(),
-    );
-    let etag = format!("W/\"{}\"", hex::encode(&h.finalize()[..16]));
-    let matched = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| none_match(v, &etag));
-    let mut res = if matched {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let skip = (n - 1).max(0) * PER_FILE;
-        let mut r = Response::new(stream(app.clone(), site.clone(), skip, now));
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/xml; charset=utf-8"),
-        );
-        r
-    };
-    let h = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&etag) {
-        h.insert(header::ETAG, v);
-    }
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(PUBLIC_CACHE),
-    );
-    Ok(res)
+    let etag = stream::etag(site, next_expiry, &n.to_string());
+    let skip = (n - 1).max(0) * PER_FILE;
+    Ok(stream::response(
+        headers,
+        &etag,
+        "application/xml; charset=utf-8",
+        || urlset(app.clone(), site.clone(), skip, now),
+    ))
 }
 
-/// The body: a task reads batches of jobs and hands the XML over in chunks; a full
-/// channel (a slow reader) pauses it, a closed one (the reader left) stops it.
-fn stream(app: AppState, site: Site, skip: i64, now: Ts) -> Body {
-    let (mut tx, body) = Channel::<Bytes, std::io::Error>::new(4);
+/// The body: the urlset of up to [`PER_FILE`] live jobs after the first `skip`.
+fn urlset(app: AppState, site: Site, skip: i64, now: Ts) -> Body {
+    let (mut out, body) = Out::channel();
     tokio::spawn(async move {
-        let mut buf = String::with_capacity(CHUNK + 1024);
-        buf.push_str(URLSET_OPEN);
+        out.buf().push_str(URLSET_OPEN);
         let mut last: Option<LiveJob> = None;
         let mut written = 0;
         while written < PER_FILE {
             let want = BATCH.min(PER_FILE - written);
             let start = match &last {
                 None => Start::Skip(skip),
-                Some(l) => Start::After(l),
+                Some(l) => Start::After(l.key()),
             };
             let rows = match jobs::live_batch(&app.db, site.org.id, now, start, want).await {
                 Ok(rows) => rows,
                 Err(e) => {
                     tracing::warn!(error = ?e, org_id = site.org.id.0, "sitemap stopped");
-                    tx.abort(std::io::Error::other("the sitemap could not be read"));
+                    out.abort("the sitemap could not be read");
                     return;
                 }
             };
             for r in &rows {
+                let buf = out.buf();
                 buf.push_str("<url><loc>");
                 buf.push_str(&xml(&site.url(&jobs::url_of(&r.slug))));
                 buf.push_str("</loc><lastmod>");
                 buf.push_str(&r.updated_at.to_rfc3339());
                 buf.push_str("</lastmod></url>\n");
-                if buf.len() >= CHUNK {
-                    let chunk = Bytes::from(std::mem::replace(
-                        &mut buf,
-                        String::with_capacity(CHUNK + 1024),
-                    ));
-                    if tx.send_data(chunk).await.is_err() {
-                        return;
-                    }
+                if !out.flush().await {
+                    return;
                 }
             }
             written += rows.len() as i64;
@@ -183,10 +144,10 @@ fn stream(app: AppState, site: Site, skip: i64, now: Ts) -> Body {
                 break;
             }
         }
-        buf.push_str(URLSET_CLOSE);
-        let _ = tx.send_data(Bytes::from(buf)).await;
+        out.buf().push_str(URLSET_CLOSE);
+        out.finish().await;
     });
-    Body::new(body)
+    body
 }
 
 /// `/robots.txt`: everything may be crawled but the forms and the API; names the sitemap.
