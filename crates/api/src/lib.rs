@@ -150,25 +150,13 @@ fn finish(
         ))
 }
 
-/// An unknown path: the `page` for a browser (it asks for `text/html`) outside `/api`,
-/// the error envelope otherwise.
+/// An unknown path: see [`jobboard_app::error::unknown_path`].
 fn not_found(
     uri: &axum::http::Uri,
     headers: &axum::http::HeaderMap,
     page: fn() -> Response,
 ) -> Response {
-    let path = uri.path();
-    let api = path == "/api" || path.starts_with("/api/");
-    let wants_html = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains("text/html"));
-    if !api && wants_html {
-        page()
-    } else {
-        ApiError::route_not_found().into_response()
-    }
+    jobboard_app::error::unknown_path(uri.path(), headers, page)
 }
 
 /// Outermost middleware: request id (accepted from `X-Request-Id` when sane), limits of the

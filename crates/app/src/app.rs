@@ -283,6 +283,21 @@ impl jobboard_delivery::mail::HasSetup for App {
     }
 }
 
+impl jobboard_delivery::indexing::HasSetup for App {
+    fn setup(&self) -> jobboard_delivery::indexing::Setup {
+        jobboard_delivery::indexing::Setup {
+            db: self.db.clone(),
+            endpoints: self.config.indexing.clone(),
+            base_url: self.config.base_url(),
+            domain_scheme: if self.config.public_url.starts_with("http://") {
+                "http".into()
+            } else {
+                "https".into()
+            },
+        }
+    }
+}
+
 impl jobboard_delivery::webhooks::HasSetup for App {
     fn setup(&self) -> jobboard_delivery::webhooks::Setup {
         jobboard_delivery::webhooks::Setup {

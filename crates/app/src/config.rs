@@ -38,6 +38,9 @@ pub struct Layer {
     pub alert_hour: Option<u32>,
     pub audit_keep_days: Option<u32>,
     pub trusted_proxies: Option<Vec<String>>,
+    pub indexnow_url: Option<String>,
+    pub google_indexing_url: Option<String>,
+    pub google_token_url: Option<String>,
     #[serde(default)]
     pub webhooks: WebhookLayer,
     #[serde(default)]
@@ -106,7 +109,10 @@ impl Layer {
             form_limit,
             alert_hour,
             audit_keep_days,
-            trusted_proxies
+            trusted_proxies,
+            indexnow_url,
+            google_indexing_url,
+            google_token_url
         );
         overlay!(
             self.webhooks,
@@ -180,6 +186,8 @@ pub struct Config {
     /// Peers whose `X-Forwarded-For` names the client (reverse proxies, load balancers).
     pub trusted_proxies: Vec<jobboard_core::net::Cidr>,
     pub webhooks: WebhookConfig,
+    /// The search engines' endpoints of instant indexing.
+    pub indexing: jobboard_delivery::indexing::Endpoints,
     pub mail: jobboard_delivery::mail::MailConfig,
     /// Dashboard sessions and sign-in limits.
     pub dashboard: jobboard_domain::sessions::Policy,
@@ -322,6 +330,28 @@ impl Config {
         };
         let timeout = w.timeout.unwrap_or(15);
         anyhow::ensure!(timeout >= 1, "webhook timeout must be at least 1 second");
+        let defaults = jobboard_delivery::indexing::Endpoints::default();
+        let endpoint = |v: Option<String>, default: String, name: &str| -> anyhow::Result<String> {
+            let v = v.filter(|v| !v.trim().is_empty()).unwrap_or(default);
+            anyhow::ensure!(
+                v.starts_with("https://") || v.starts_with("http://"),
+                "{name} must be an absolute http(s) URL"
+            );
+            Ok(v)
+        };
+        let indexing = jobboard_delivery::indexing::Endpoints {
+            indexnow_url: endpoint(l.indexnow_url, defaults.indexnow_url, "indexnow_url")?,
+            google_indexing_url: endpoint(
+                l.google_indexing_url,
+                defaults.google_indexing_url,
+                "google_indexing_url",
+            )?,
+            google_token_url: endpoint(
+                l.google_token_url,
+                defaults.google_token_url,
+                "google_token_url",
+            )?,
+        };
         Ok(Config {
             listen,
             database: l.database.unwrap_or_default(),
@@ -363,6 +393,7 @@ impl Config {
                 concurrency,
                 concurrency_per_target: per_target,
             },
+            indexing,
             mail: jobboard_delivery::mail::MailConfig::resolve(l.mail)?,
             dashboard: resolve_dashboard(&l.dashboard)?,
             domain_check_resolve: Vec::new(),
@@ -452,6 +483,37 @@ mod tests {
                 .unwrap()
                 .trusted_proxies
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_search_engines_endpoints_are_settings() {
+        let c = Config::load(None, &Layer::default()).unwrap();
+        assert_eq!(c.indexing.indexnow_url, "https://api.indexnow.org/indexnow");
+        assert_eq!(
+            c.indexing.google_indexing_url,
+            "https://indexing.googleapis.com/v3/urlNotifications:publish"
+        );
+        assert_eq!(
+            c.indexing.google_token_url,
+            "https://oauth2.googleapis.com/token"
+        );
+        let top = Layer {
+            indexnow_url: Some("http://127.0.0.1:9/indexnow".into()),
+            google_token_url: Some("http://127.0.0.1:9/token".into()),
+            ..Layer::default()
+        };
+        let c = Config::load(None, &top).unwrap();
+        assert_eq!(c.indexing.indexnow_url, "http://127.0.0.1:9/indexnow");
+        assert_eq!(c.indexing.google_token_url, "http://127.0.0.1:9/token");
+        let bad = Layer {
+            google_indexing_url: Some("indexing.example".into()),
+            ..Layer::default()
+        };
+        let err = Config::load(None, &bad).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("google_indexing_url"),
+            "{err:#}"
         );
     }
 

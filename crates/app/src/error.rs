@@ -446,3 +446,24 @@ impl From<anyhow::Error> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// What an unknown path answers: the `page` for a browser (it asks for `text/html`)
+/// outside `/api`, the error envelope otherwise.
+pub fn unknown_path(
+    path: &str,
+    headers: &axum::http::HeaderMap,
+    page: impl FnOnce() -> axum::response::Response,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let api = path == "/api" || path.starts_with("/api/");
+    let wants_html = headers
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/html"));
+    if !api && wants_html {
+        page()
+    } else {
+        ApiError::route_not_found().into_response()
+    }
+}

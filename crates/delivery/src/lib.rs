@@ -1,4 +1,4 @@
-//! Delivering what the outboxes hold: one worker loop ([`outbox`]) and its two uses,
+//! Delivering what the outboxes hold: one worker loop ([`outbox`]) and its uses,
 //! signed webhook deliveries ([`webhooks`]) and mail handed to an SMTP server ([`mail`]).
 //! What is delivered is written by the domain, in the transaction of the change that
 //! caused it (`jobboard_domain::webhooks`, `jobboard_domain::mail`).
@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod imports;
+pub mod indexing;
 pub mod mail;
 pub mod outbox;
 pub mod processor;

@@ -19,6 +19,7 @@ pub mod form;
 pub mod html;
 pub mod ids;
 pub mod imports;
+pub mod indexing;
 pub mod input;
 pub mod integer;
 pub mod jobs;

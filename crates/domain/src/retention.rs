@@ -1,7 +1,8 @@
 //! What is deleted when it has served its time: the periodic purges the scheduler runs,
 //! each in short statements. Applications go after the days their organization keeps
 //! them (`keep_applications_days`, 0 by default: kept); finished webhook deliveries after
-//! the node's `delivery_log_days`; the sign-in records after their own lifetimes.
+//! the node's `delivery_log_days`; search engine notices 30 days after they were
+//! delivered or failed; the sign-in records after their own lifetimes.
 
 use std::time::Duration;
 
@@ -65,4 +66,14 @@ pub async fn purge_delivery_log(db: &Db, now: Ts, days: u32) -> Result<u64> {
     }
     let before = days_before(now, u64::from(days));
     in_batches(|limit| webhooks::store::deliveries::delete_finished_before(db, before, limit)).await
+}
+
+/// Days a delivered or failed search engine notice is kept (what the log shows).
+pub const INDEX_NOTICE_DAYS: u64 = 30;
+
+/// Deletes the search engine notices delivered or failed more than
+/// [`INDEX_NOTICE_DAYS`] ago, a batch at a time. Returns how many went.
+pub async fn purge_index_notices(db: &Db, now: Ts) -> Result<u64> {
+    let before = days_before(now, INDEX_NOTICE_DAYS);
+    in_batches(|limit| crate::indexing::store::delete_finished_before(db, before, limit)).await
 }

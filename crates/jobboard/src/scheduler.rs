@@ -80,6 +80,11 @@ pub async fn tick(app: &AppState) -> u64 {
             Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
         }
     }
+    if app.cadence.due("index notices", now, HOUR)
+        && let Err(e) = jobboard_domain::retention::purge_index_notices(&app.db, now).await
+    {
+        tracing::warn!(error = ?e, "search engine notice retention step failed");
+    }
     if app.cadence.due("imports", now, MINUTE) {
         start_imports(app);
     }

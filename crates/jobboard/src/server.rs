@@ -227,9 +227,14 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
             stop.clone(),
         )));
     }
-    // Webhook delivery worker, and the mail worker (when an SMTP server is configured).
+    // Webhook delivery worker, the indexing worker, and the mail worker (when an SMTP
+    // server is configured).
     if app.config.worker {
         tasks.push(tokio::spawn(crate::delivery::webhooks::run(
+            app.clone(),
+            stop.clone(),
+        )));
+        tasks.push(tokio::spawn(crate::delivery::indexing::run(
             app.clone(),
             stop.clone(),
         )));

@@ -62,6 +62,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(40, "0040_post_packs"),
     migration!(41, "0041_imports"),
     migration!(42, "0042_job_places"),
+    migration!(43, "0043_instant_indexing"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -56,7 +56,7 @@ fn day(t: Ts) -> String {
 }
 
 /// After a write that left `job` as stored (`before`: as it was, `None` for a new job):
-/// when it went live, the "job is live" mail.
+/// the search engines' notices, and when it went live, the "job is live" mail.
 pub(crate) async fn job_written(
     tx: &mut Tx,
     out: Option<&Outgoing>,
@@ -64,6 +64,7 @@ pub(crate) async fn job_written(
     before: Option<&Job>,
     job: &Job,
 ) -> DbResult<()> {
+    crate::indexing::note(tx, org_id, before, Some(job)).await?;
     let went_live =
         job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
     if went_live && out.is_some() {

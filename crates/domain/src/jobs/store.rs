@@ -255,6 +255,7 @@ pub(super) async fn delete(db: &Db, org_id: OrgId, id: JobId) -> Result<Option<J
         return Ok(None);
     };
     emit(&mut tx, org_id, events::deleted(&job)).await?;
+    crate::indexing::note(&mut tx, org_id, Some(&job), None).await?;
     tx.commit().await?;
     Ok(Some(job))
 }
@@ -293,6 +294,11 @@ pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
                     events::status_moved(JobStatus::Active, &job),
                 )
                 .await?;
+                let before = Job {
+                    status: JobStatus::Active,
+                    ..job.clone()
+                };
+                crate::indexing::note(&mut tx, org_id, Some(&before), Some(&job)).await?;
                 tx.commit().await?;
                 moved += 1;
             }

@@ -99,6 +99,23 @@ pub enum OrgsCmd {
         /// days (1 to 365; default 30).
         #[arg(long)]
         listing_days: Option<i64>,
+        /// Tell search engines of published, changed and removed jobs (instant indexing):
+        /// on (the default; only engines with a key are told) or off.
+        #[arg(long, value_parser = ["on", "off"])]
+        indexing: Option<String>,
+        /// The board's IndexNow key (8 to 128 letters, digits and dashes), served at
+        /// /<key>.txt; an empty value removes it.
+        #[arg(long)]
+        indexnow_key: Option<String>,
+        /// A Google service account's JSON key file for the Indexing API (the account must
+        /// own the board's site in Search Console); an empty value removes the key. The
+        /// key is never printed.
+        #[arg(long)]
+        google_indexing_key: Option<String>,
+        /// Notices the Google Indexing API takes from this organization a day (default
+        /// 200, Google's default quota); the rest wait for the next day.
+        #[arg(long)]
+        google_indexing_quota: Option<i64>,
         /// Require two-factor sign-in of every staff user: on or off. Users without it
         /// set it up at their next sign-in before they get a session.
         #[arg(long = "require-2fa", value_parser = ["on", "off"])]
@@ -135,6 +152,10 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             require_salary,
             require_remote_countries,
             listing_days,
+            indexing,
+            indexnow_key,
+            google_indexing_key,
+            google_indexing_quota,
             require_2fa,
         } => {
             let mut changes = Map::new();
@@ -187,6 +208,43 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
                 changes.insert("keep_applications_days".into(), v.into());
             }
             let mut acted = false;
+            let change = jobboard_domain::indexing::Change {
+                indexing: indexing.map(|v| v == "on"),
+                indexnow_key: indexnow_key.map(|k| Some(k).filter(|k| !k.is_empty())),
+                google_key: match google_indexing_key.as_deref() {
+                    None => None,
+                    Some("") => Some(None),
+                    Some(path) => {
+                        let text = std::fs::read_to_string(path)
+                            .map_err(|e| anyhow::anyhow!("reading {path}: {e}"))?;
+                        jobboard::delivery::indexing::ServiceAccount::parse(&text)
+                            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+                        Some(Some(text))
+                    }
+                },
+                google_quota: google_indexing_quota,
+            };
+            if change.indexing.is_some()
+                || change.indexnow_key.is_some()
+                || change.google_key.is_some()
+                || change.google_quota.is_some()
+            {
+                let s = jobboard_domain::indexing::update(db, id, change)
+                    .await
+                    .map_err(described)?;
+                println!(
+                    "Organization {id}: indexing {}, IndexNow {}, Google Indexing API {} (quota {} a day)",
+                    if s.indexing { "on" } else { "off" },
+                    if s.indexnow_key.is_some() {
+                        "key set"
+                    } else {
+                        "no key"
+                    },
+                    if s.google { "key set" } else { "no key" },
+                    s.google_indexing_quota
+                );
+                acted = true;
+            }
             if let Some(v) = require_2fa {
                 let on = v == "on";
                 orgs::set_require_2fa(db, id, on).await.map_err(described)?;

@@ -58,6 +58,9 @@ pub(super) fn top_layer(cli: &Cli) -> anyhow::Result<Layer> {
         alert_hour: env_parse("JOBBOARD_ALERT_HOUR")?,
         audit_keep_days: env_parse("JOBBOARD_AUDIT_KEEP_DAYS")?,
         trusted_proxies: env_list("JOBBOARD_TRUSTED_PROXIES"),
+        indexnow_url: std::env::var("JOBBOARD_INDEXNOW_URL").ok(),
+        google_indexing_url: std::env::var("JOBBOARD_GOOGLE_INDEXING_URL").ok(),
+        google_token_url: std::env::var("JOBBOARD_GOOGLE_TOKEN_URL").ok(),
         webhooks: WebhookLayer {
             allow_private_targets: env_flag("JOBBOARD_ALLOW_PRIVATE_TARGETS"),
             allowed_cidrs: env_list("JOBBOARD_WEBHOOK_ALLOWED_CIDRS"),

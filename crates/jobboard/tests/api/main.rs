@@ -27,6 +27,7 @@ mod foundation;
 mod hardening;
 mod hardening_input;
 mod imports;
+mod indexing;
 mod job_fields;
 mod jobs;
 mod jobs_apply_method;

@@ -38,7 +38,7 @@ use axum::{
     body::Body,
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
-    routing::{get, post},
+    routing::{any, get, post},
 };
 
 use super::{error::PageError, page::csp, site::Site};
@@ -79,6 +79,7 @@ pub fn routes() -> Router<AppState> {
             get(cms_submit::show).post(cms_submit::submit),
         )
         .route("/c/{collection}/{id}", get(cms::item))
+        .route("/{file}", any(well_known::indexnow_key))
         .route(
             "/.well-known/jobboard-domain/{token}",
             get(well_known::domain_token),

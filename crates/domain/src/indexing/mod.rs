@@ -1,0 +1,340 @@
+//! Instant indexing: telling search engines the moment a job is published, changed or
+//! taken down (docs/distribution.md).
+//!
+//! A job's write leaves a *notice* for each search engine account its organization has
+//! (the Google Indexing API, IndexNow), in the write's transaction: `updated` when the job
+//! goes live or a live job's public fields change, `deleted` when a live job leaves the
+//! board (expired, deleted, moved back to pending or draft). One notice waits per URL and
+//! engine: a further change before it is delivered changes what it says (the latest
+//! wins), so each change is told once and no change is lost. The indexing worker
+//! (`jobboard_delivery::indexing`) delivers them, retried on a schedule; Google's notices
+//! within the organization's daily quota, featured and newest jobs first, the rest the
+//! next day ([`store::claim`]).
+
+pub mod store;
+
+use serde::Serialize;
+
+use crate::{
+    Error, OrgId, Result, Ts,
+    db::{Db, DbResult, Tx},
+    dispatch, dispatch_tx,
+    jobs::{Job, JobStatus, url_of},
+};
+
+/// The search engines told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Google,
+    IndexNow,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Google => "google",
+            Engine::IndexNow => "indexnow",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Engine> {
+        match s {
+            "google" => Some(Engine::Google),
+            "indexnow" => Some(Engine::IndexNow),
+            _ => None,
+        }
+    }
+}
+
+/// What a notice tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// The page is new or changed (Google's `URL_UPDATED`).
+    Updated,
+    /// The page is gone (Google's `URL_DELETED`).
+    Deleted,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Updated => "updated",
+            Action::Deleted => "deleted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Action> {
+        match s {
+            "updated" => Some(Action::Updated),
+            "deleted" => Some(Action::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// Fields a change of which is not a change of the job's public page.
+const UNSEEN: &[&str] = &[
+    "owner_user_id",
+    "is_highlighted",
+    "is_sticky",
+    "featured_until",
+    "status",
+];
+
+/// What a write that turned `before` into `after` (`None`: no job) tells search engines.
+pub fn action_of(before: Option<&Job>, after: Option<&Job>) -> Option<Action> {
+    let live = |j: Option<&Job>| j.is_some_and(|j| j.status == JobStatus::Active);
+    match (live(before), live(after)) {
+        (false, true) => Some(Action::Updated),
+        (true, false) => Some(Action::Deleted),
+        (true, true) => {
+            let (b, a) = (before?, after?);
+            b.changed(a)
+                .iter()
+                .any(|f| !UNSEEN.contains(f))
+                .then_some(Action::Updated)
+        }
+        (false, false) => None,
+    }
+}
+
+/// Leaves the notices of the write that turned `before` into `after` (`job` is whichever
+/// exists, the later one when both do), in the write's transaction `tx`: one per engine
+/// the organization has an account at while its indexing is on, merged into a notice of
+/// the same page still waiting.
+pub(crate) async fn note(
+    tx: &mut Tx,
+    org_id: OrgId,
+    before: Option<&Job>,
+    after: Option<&Job>,
+) -> DbResult<()> {
+    let (Some(action), Some(job)) = (action_of(before, after), after.or(before)) else {
+        return Ok(());
+    };
+    let now = tx.now();
+    // One statement: nothing is written when the organization has no account or its
+    // indexing is off.
+    let sql = "INSERT INTO index_notices (id, org_id, engine, job_id, path, action, featured, \
+         job_created_at, status, attempts, next_attempt_at, dirty, created_at) \
+         SELECT CASE e.engine WHEN 'google' THEN $1 ELSE $2 END, o.id, e.engine, $4, $5, $6, $7, \
+         $8, 'pending', 0, $9, FALSE, $9 \
+         FROM organizations o \
+         JOIN (SELECT 'google' AS engine UNION ALL SELECT 'indexnow') e \
+           ON (e.engine = 'google' AND o.google_indexing_key IS NOT NULL) \
+           OR (e.engine = 'indexnow' AND o.indexnow_key IS NOT NULL) \
+         WHERE o.id = $3 AND o.indexing \
+         ON CONFLICT (org_id, engine, path) WHERE status = 'pending' DO UPDATE SET \
+           action = excluded.action, featured = excluded.featured, \
+           job_created_at = excluded.job_created_at, dirty = TRUE";
+    let written = dispatch_tx!(tx, t => {
+        sqlx::query(sql)
+            .bind(uuid::Uuid::now_v7())
+            .bind(uuid::Uuid::now_v7())
+            .bind(org_id)
+            .bind(job.id)
+            .bind(url_of(&job.slug))
+            .bind(action.as_str())
+            .bind(job.is_sticky)
+            .bind(job.created_at)
+            .bind(now)
+            .execute(&mut **t)
+            .await?
+            .rows_affected()
+    });
+    if written > 0 {
+        tx.notify_after_commit(store::CHANNEL);
+        store::WAKE.notify_waiters();
+    }
+    Ok(())
+}
+
+/// An organization's instant indexing settings, as the command line shows them (the
+/// Google key itself is never shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct Settings {
+    /// Notices are written (default on).
+    pub indexing: bool,
+    pub indexnow_key: Option<String>,
+    /// A service account key is set.
+    pub google: bool,
+    /// Notices the Google Indexing API takes from this organization a day.
+    pub google_indexing_quota: i64,
+}
+
+/// The settings of organization `org_id`.
+pub async fn settings(db: &Db, org_id: OrgId) -> Result<Settings> {
+    let row: Option<Settings> = dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT indexing, indexnow_key, google_indexing_key IS NOT NULL AS google, \
+             google_indexing_quota FROM organizations WHERE id = $1",
+        )
+        .bind(org_id)
+        .fetch_optional(p)
+        .await
+        .map_err(crate::db::StoreError::from)?
+    });
+    row.ok_or(Error::NotFound("organization"))
+}
+
+/// True for an IndexNow key as the protocol defines one: 8 to 128 letters, digits and
+/// dashes.
+pub fn is_indexnow_key(k: &str) -> bool {
+    (8..=128).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// What the command line changes.
+#[derive(Debug, Clone, Default)]
+pub struct Change {
+    pub indexing: Option<bool>,
+    /// `Some(None)` removes the key.
+    pub indexnow_key: Option<Option<String>>,
+    /// A service account's JSON key, checked by the caller; `Some(None)` removes it.
+    pub google_key: Option<Option<String>>,
+    pub google_quota: Option<i64>,
+}
+
+/// Applies `c` to organization `org_id`'s settings.
+pub async fn update(db: &Db, org_id: OrgId, c: Change) -> Result<Settings> {
+    if let Some(Some(k)) = &c.indexnow_key
+        && !is_indexnow_key(k)
+    {
+        return Err(Error::field(
+            "indexnow_key",
+            "invalid_format",
+            "An IndexNow key is 8 to 128 letters, digits and dashes.",
+        ));
+    }
+    if let Some(q) = c.google_quota
+        && !(1..=1_000_000).contains(&q)
+    {
+        return Err(Error::field(
+            "google_indexing_quota",
+            "out_of_range",
+            "Must be between 1 and 1000000.",
+        ));
+    }
+    let mut tx = db.begin().await?;
+    macro_rules! write {
+        ($column:literal, $value:expr) => {{
+            let sql = concat!("UPDATE organizations SET ", $column, " = $2 WHERE id = $1");
+            dispatch_tx!(&mut tx, t => {
+                sqlx::query(sql)
+                    .bind(org_id)
+                    .bind($value)
+                    .execute(&mut **t)
+                    .await
+                    .map_err(crate::db::StoreError::from)?;
+            });
+        }};
+    }
+    if let Some(v) = c.indexing {
+        write!("indexing", v);
+    }
+    if let Some(v) = c.indexnow_key {
+        write!("indexnow_key", v);
+    }
+    if let Some(v) = c.google_key {
+        write!("google_indexing_key", v);
+    }
+    if let Some(v) = c.google_quota {
+        write!("google_indexing_quota", v);
+    }
+    tx.commit().await?;
+    settings(db, org_id).await
+}
+
+/// The IndexNow key of the organization whose board serves `/<file>`, when `file` is
+/// that key's `.txt` (the file that proves the key is the site's).
+pub async fn key_file(db: &Db, org_id: OrgId, file: &str) -> Result<Option<String>> {
+    let Some(key) = file.strip_suffix(".txt").filter(|k| is_indexnow_key(k)) else {
+        return Ok(None);
+    };
+    let found: Option<String> = dispatch!(db.reader(), p => {
+        sqlx::query_scalar("SELECT indexnow_key FROM organizations WHERE id = $1 AND indexnow_key = $2")
+            .bind(org_id)
+            .bind(key)
+            .fetch_optional(p)
+            .await
+            .map_err(crate::db::StoreError::from)?
+    });
+    Ok(found)
+}
+
+/// The start of the day after `now` in the Google Indexing API's quota day (its quota
+/// resets at midnight Pacific Time; counted here at UTC-8 all year, so in summer the
+/// day turns an hour later than Google's and never before it).
+pub fn next_quota_day(now: Ts) -> Ts {
+    const SHIFT: i64 = 8 * 3_600_000_000;
+    const DAY: i64 = 86_400_000_000;
+    let local = now.micros() - SHIFT;
+    Ts::from_micros((local.div_euclid(DAY) + 1) * DAY + SHIFT)
+}
+
+/// The quota day of `now` (`2026-11-27`), as the ledger keys it.
+pub fn quota_day(now: Ts) -> String {
+    let start = next_quota_day(now).micros() - 86_400_000_000;
+    Ts::from_micros(start - 8 * 3_600_000_000)
+        .0
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quota_day_turns_at_midnight_pacific_standard_time() {
+        let at = |s: &str| Ts(chrono::DateTime::parse_from_rfc3339(s).unwrap().to_utc());
+        assert_eq!(quota_day(at("2026-11-27T07:59:59Z")), "2026-11-26");
+        assert_eq!(quota_day(at("2026-11-27T08:00:00Z")), "2026-11-27");
+        assert_eq!(
+            next_quota_day(at("2026-11-27T07:59:59Z")),
+            at("2026-11-27T08:00:00Z")
+        );
+        assert_eq!(
+            next_quota_day(at("2026-11-27T08:00:00Z")),
+            at("2026-11-28T08:00:00Z")
+        );
+    }
+
+    #[test]
+    fn what_a_write_tells() {
+        let live = Job {
+            status: JobStatus::Active,
+            title: "Baker".into(),
+            ..Job::default()
+        };
+        let pending = Job {
+            status: JobStatus::Pending,
+            ..live.clone()
+        };
+        assert_eq!(action_of(None, Some(&live)), Some(Action::Updated));
+        assert_eq!(action_of(None, Some(&pending)), None);
+        assert_eq!(
+            action_of(Some(&pending), Some(&live)),
+            Some(Action::Updated)
+        );
+        assert_eq!(action_of(Some(&live), None), Some(Action::Deleted));
+        assert_eq!(
+            action_of(Some(&live), Some(&pending)),
+            Some(Action::Deleted)
+        );
+        let retitled = Job {
+            title: "Night baker".into(),
+            ..live.clone()
+        };
+        assert_eq!(
+            action_of(Some(&live), Some(&retitled)),
+            Some(Action::Updated)
+        );
+        let sticky = Job {
+            is_sticky: true,
+            ..live.clone()
+        };
+        assert_eq!(action_of(Some(&live), Some(&sticky)), None);
+        assert_eq!(action_of(Some(&pending), None), None);
+    }
+}
