@@ -291,6 +291,7 @@ async fn the_first_staff_user_runs_the_board() {
             "/dashboard/settings/audit".to_string(),
             "Settings > Audit log",
         ),
+        ("/dashboard/imports".to_string(), "Imports"),
     ] {
         b.goto(&format!("{}{path}", t.base)).await;
         b.find("main h1").await;

@@ -8,6 +8,7 @@
 //! Pages: sign-in, sign-out and the setup link ([`login`]), the second step of sign-in
 //! ([`login_two_factor`]); the overview ([`home`]);
 //! jobs ([`jobs`], [`job_form`]); applications ([`applications`]); members ([`members`]);
+//! import sources ([`imports`]);
 //! CMS collections ([`cms`]) and their items ([`cms_items`]); webhooks and their delivery
 //! log ([`webhooks`]); analytics ([`analytics`]);
 //! Settings: API keys ([`keys`]), the board's look
@@ -22,6 +23,7 @@ mod board;
 mod cms;
 mod cms_items;
 pub(crate) mod cookies;
+mod imports;
 mod job_form;
 mod jobs;
 mod keys;
@@ -126,6 +128,20 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/dashboard/applications",
             get(applications::list).fallback(only(READ)),
+        )
+        .route(
+            "/dashboard/imports",
+            get(imports::show)
+                .post(imports::create)
+                .fallback(only(FORM)),
+        )
+        .route(
+            "/dashboard/imports/{id}/run",
+            post(imports::run).fallback(only(POST)),
+        )
+        .route(
+            "/dashboard/imports/{id}/delete",
+            post(imports::delete).fallback(only(POST)),
         )
         .route(
             "/dashboard/applications/{id}/status",
@@ -313,7 +329,8 @@ pub fn setup_url(config: &Config, token: &str) -> String {
 pub struct Nav {
     pub org_name: String,
     pub email: String,
-    /// `home`, `jobs`, `applications`, `members`, `payments`, `cms`, `webhooks`, `analytics`,
+    /// `home`, `jobs`, `applications`, `members`, `payments`, `imports`, `cms`, `webhooks`,
+    /// `analytics`,
     /// `api-keys`, `board`, `staff`, `password`, `two-factor`, `audit`.
     pub section: &'static str,
     pub csrf: String,
@@ -376,6 +393,9 @@ fn notice(code: &str) -> Option<&'static str> {
             "Your password was reset and every session of your account has ended. Sign in with the new password."
         }
         "application_moved" => "The application was moved.",
+        "source_added" => "The source was added. Its first run starts within a minute.",
+        "run_started" => "The run has started. Its result shows here once it is done.",
+        "source_deleted" => "The source was deleted. Its jobs stay as they are.",
         "webhook_saved" => "The subscription was saved. Events are delivered to it from now on.",
         "webhook_enabled" => "The subscription was enabled.",
         "webhook_disabled" => {

@@ -3,6 +3,7 @@
 //! place, expire by absence, hold on a suspicious shrink, nothing on an identical rerun,
 //! refused bodies and addresses, and a run killed halfway then rerun.
 
+mod dashboard;
 mod kill;
 
 use std::{
