@@ -173,6 +173,22 @@ async fn staff_manage_import_sources_in_the_dashboard(b: Backend) {
         .expect(303);
     assert!(imports::list(t.db(), t.org_id).await.unwrap().is_empty());
     assert_eq!(all_jobs(&t).await.len(), 1);
+    // Each action is in the audit log.
+    let audit = t.get("/audit?per_page=100").await;
+    audit.expect(200);
+    let actions: Vec<&str> = audit.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    for a in [
+        "import_source.created",
+        "import_source.run",
+        "import_source.deleted",
+    ] {
+        assert!(actions.contains(&a), "{a}: {actions:?}");
+    }
     // Without the form's token, nothing happens.
     let r = staff
         .post("/dashboard/imports", &[("kind", "lever"), ("url", &url)])
