@@ -483,7 +483,12 @@ async fn structured_data_of_full_and_bare_jobs(b: Backend) {
             .starts_with("Senior engineer at Acme")
     );
 
-    let bare = job(&t, json!({"title": "Helper", "description": "Help."})).await;
+    // The least a posting needs: where the job is.
+    let bare = job(
+        &t,
+        json!({"title": "Helper", "description": "Help.", "location": "Berlin"}),
+    )
+    .await;
     let v = ld(&t.page(&format!("/jobs/{bare}")).await);
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
@@ -496,6 +501,7 @@ async fn structured_data_of_full_and_bare_jobs(b: Backend) {
             "datePosted",
             "validThrough",
             "hiringOrganization",
+            "jobLocation",
             "directApply",
             "identifier",
             "url"

@@ -66,7 +66,11 @@ async fn a_candidate_applies_on_the_board(b: Backend) {
     )
     .await
     .expect(201);
-    let slug = job(&t, json!({"title": "Baker", "how_to_apply_method": "form"})).await;
+    let slug = job(
+        &t,
+        json!({"title": "Baker", "how_to_apply_method": "form", "location": "Lyon"}),
+    )
+    .await;
     // The job page sends candidates to the form, and says so to search engines.
     let doc = t.page(&format!("/jobs/{slug}")).await.html();
     let a = doc.select(&sel(".apply a.button")).next().unwrap();
@@ -258,7 +262,7 @@ async fn only_hosted_jobs_take_applications(b: Backend) {
     let t = TestApp::spawn(b).await;
     let external = job(
         &t,
-        json!({"title": "Web", "how_to_apply_method": "website", "how_to_apply": "https://acme.example/apply"}),
+        json!({"title": "Web", "how_to_apply_method": "website", "how_to_apply": "https://acme.example/apply", "location": "Lyon"}),
     )
     .await;
     assert_eq!(posting(&t, &external).await["directApply"], false);
@@ -281,7 +285,7 @@ async fn only_hosted_jobs_take_applications(b: Backend) {
         &t,
         &job(
             &t,
-            json!({"title": "Hosted", "how_to_apply_method": "form"}),
+            json!({"title": "Hosted", "how_to_apply_method": "form", "location": "Lyon"}),
         )
         .await,
     )

@@ -70,7 +70,7 @@ fn job_page_urls(doc: &Html) -> [String; 3] {
 
 async fn absolute_links_never_follow_an_unknown_host(b: Backend) {
     let t = TestApp::spawn(b).await;
-    let slug = job(&t, json!({"title": "Harbour pilot"})).await;
+    let slug = job(&t, json!({"title": "Harbour pilot", "location": "Hamburg"})).await;
     let url = format!("{}/jobs/{slug}", t.base);
     let listen = t.base.strip_prefix("http://").unwrap().to_string();
     for host in [listen.as_str(), "evil.example", "evil.example:8080"] {
@@ -115,7 +115,7 @@ async fn a_domain_board_links_with_the_scheme_the_request_came_on(b: Backend) {
     let r = t
         .req(Method::POST, "/jobs")
         .key(&key)
-        .json(json!({"title": "Theirs", "description": "x", "company_name": "Them", "status": "active"}))
+        .json(json!({"title": "Theirs", "description": "x", "company_name": "Them", "status": "active", "location": "Oslo"}))
         .send()
         .await;
     let slug = r.body["data"]["slug"].as_str().unwrap().to_string();

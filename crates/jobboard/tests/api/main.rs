@@ -29,6 +29,7 @@ mod hardening_input;
 mod imports;
 mod indexing;
 mod job_fields;
+mod job_posting;
 mod jobs;
 mod jobs_apply_method;
 mod layers;

@@ -28,7 +28,7 @@ struct JobPage {
     chrome: Chrome,
     frame: Frame,
     job: Job,
-    jsonld: String,
+    jsonld: Option<String>,
     company_site: Option<String>,
     logo: Option<String>,
     job_type: Option<&'static str>,
@@ -110,7 +110,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
     let path = jobs::url_of(&job.slug);
     let url = site.url(&path);
     let valid_through = job.valid_through(now, site.org.listing_days);
-    let jsonld = format::script_json(&jsonld::job_posting(
+    let jsonld = jsonld::job_posting(
         &job,
         &jsonld::Context {
             url: &url,
@@ -118,7 +118,8 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
             direct_apply: format::hosted(&job),
             valid_through,
         },
-    ));
+    )
+    .map(|v| format::script_json(&v));
     let logo = job
         .company_logo_url
         .clone()

@@ -1,5 +1,8 @@
 //! The structured data of a job page: a schema.org `JobPosting` with every property
-//! search engines read that a job can fill, and nothing for what it leaves empty.
+//! search engines read that a job can fill, and nothing for what it leaves empty. A job
+//! that says nothing of where it is done (no location, city, region, postal code or
+//! country, and not remote work with its countries) has none: search engines refuse a
+//! posting without a place, and report it as an error of the site.
 
 use serde_json::{Map, Value, json};
 
@@ -44,8 +47,27 @@ pub struct Context<'a> {
     pub valid_through: Ts,
 }
 
-/// The `JobPosting` of `job`.
-pub fn job_posting(job: &Job, cx: &Context<'_>) -> Value {
+/// True when `job` says where it is done: a place, or remote work with the countries it
+/// may be done from (what search engines require of a posting).
+pub fn placed(job: &Job) -> bool {
+    let remote = job.is_remote && job.remote_countries.as_ref().is_some_and(|c| !c.is_empty());
+    remote
+        || [
+            &job.location,
+            &job.city,
+            &job.region,
+            &job.postal_code,
+            &job.country,
+        ]
+        .iter()
+        .any(|v| v.is_some())
+}
+
+/// The `JobPosting` of `job`, when it is [`placed`].
+pub fn job_posting(job: &Job, cx: &Context<'_>) -> Option<Value> {
+    if !placed(job) {
+        return None;
+    }
     let mut o = Map::new();
     let mut put = |k: &str, v: Value| {
         o.insert(k.to_string(), v);
@@ -136,5 +158,5 @@ pub fn job_posting(job: &Job, cx: &Context<'_>) -> Value {
         json!({"@type": "PropertyValue", "name": cx.board_name, "value": job.id.to_string()}),
     );
     put("url", json!(cx.url));
-    Value::Object(o)
+    Some(Value::Object(o))
 }
