@@ -12,9 +12,11 @@
 #     databases): time to first byte, total time and size of each of BENCH_RUNS reads, one
 #     at a time, and the server's memory (resident when idle, peak after the reads). The
 #     server runs without its search index (JOBBOARD_SEARCH_INDEX_MB=0: the feeds do not
-#     use it, and its build would cloud the memory figures), scheduler and worker. Also
-#     the `country` and `salary_min` filters of GET /api/jobs, uncached, which the general
-#     query answers.
+#     use it, and its build would cloud the memory figures), scheduler and worker.
+#  3. Filters: the `country` and `salary_min` filters of GET /api/jobs at BENCH_JOBS jobs,
+#     uncached, beside a one-word search, answered by the node's search index (the server
+#     started on the seeded database, the index built) and without it
+#     (JOBBOARD_SEARCH_INDEX_MB=0: SQL answers).
 #
 #   bench/distribution.sh
 #   BENCH_BACKENDS=sqlite BENCH_JOBS=100000 bench/distribution.sh
@@ -29,7 +31,8 @@ ROOT=$(pwd)
 IMPORT_JOBS="${BENCH_IMPORT_JOBS:-10000}"
 JOBS="${BENCH_JOBS:-1000000}"
 RUNS="${BENCH_RUNS:-3}"
-PART="${BENCH_PART:-imports feeds}"
+PART="${BENCH_PART:-imports feeds filters}"
+export JOBBOARD_METRICS_TOKEN="${JOBBOARD_METRICS_TOKEN:-bench-metrics-token-0123456789}"
 PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
 KEEP="${BENCH_KEEP:-}"
@@ -196,7 +199,6 @@ feeds_part() {
   echo "| Backend | Feed | Jobs in it | Size (MB) | First byte (s, median) | Total (s, median) | Server memory: idle → peak (MB) |"
   echo "|---|---|---:|---:|---:|---:|---|"
   local backend db key port pid idle path jobs n
-  : >"$WORK/filters.md"
   for backend in $BACKENDS; do
     if [ "$backend" = postgres ] && [ -z "$PG_URL" ]; then echo "skipping PostgreSQL: no URL" >&2; continue; fi
     read -r db key < <(seeded_db "$backend")
@@ -217,7 +219,7 @@ feeds_part() {
       if [ "$path" = /feeds/indeed.xml ]; then
         jobs=$(curl -fsS "http://127.0.0.1:$port$path" | grep -o '<job>' | wc -l)
       else
-        jobs=$(curl -fsS "http://127.0.0.1:$port$path" | grep -o '"valid_through"' | wc -l)
+        jobs=$(curl -fsS "http://127.0.0.1:$port$path" | tr ',' '\n' | grep -c '^"valid_through"')
       fi
       printf '| %s | %s | %s | %.0f | %.3f | %.1f | %.0f → %.0f |\n' "$backend" "$path" "$jobs" \
         "$(awk '{print $3 / 1048576}' "$WORK/feed.txt" | median)" \
@@ -225,20 +227,51 @@ feeds_part() {
         "$(awk '{print $2}' "$WORK/feed.txt" | median)" \
         "$((idle / 1024))" "$(( $(status_kb "$pid" VmHWM) / 1024 ))"
     done
-    for q in "country=DE" "salary_min=50000" "country=DE&search=rust" "search=rust"; do
-      : >"$WORK/q.txt"
-      for _ in $(seq 1 "$RUNS"); do
-        curl -fsS -o /dev/null -w '%{time_total}\n' -H "x-api-key: $key" -H 'Cache-Control: no-cache' \
-          "http://127.0.0.1:$port/api/jobs?$q" >>"$WORK/q.txt"
-      done
-      printf '| %s | GET /api/jobs?%s, uncached | %.3f |\n' "$backend" "$q" "$(median <"$WORK/q.txt")" >>"$WORK/filters.md"
-    done
     kill "$pid"; wait "$pid" 2>/dev/null || true
   done
   echo
-  echo "| Backend | Request | Total (s, median of $RUNS) |"
-  echo "|---|---|---:|"
-  cat "$WORK/filters.md"
+}
+
+# Waits until the node on port $1 holds a search index.
+wait_indexed() {
+  for _ in $(seq 1 6000); do
+    curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "http://127.0.0.1:$1/metrics" 2>/dev/null \
+      | grep -q '^jobboard_search_indexes [1-9]' && return
+    sleep 0.1
+  done
+  echo "no search index after 600 s" >&2
+}
+
+filters_part() {
+  echo "### Filters at $JOBS seeded jobs, uncached (median of $RUNS requests each)"
+  echo
+  echo "| Backend | Request | With the search index (s) | Without it: SQL (s) |"
+  echo "|---|---|---:|---:|"
+  local backend db key port pid mb q
+  for backend in $BACKENDS; do
+    if [ "$backend" = postgres ] && [ -z "$PG_URL" ]; then continue; fi
+    read -r db key < <(seeded_db "$backend")
+    for mb in 128 0; do
+      port=$(free_port)
+      JOBBOARD_SEARCH_INDEX_MB=$mb RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$port" \
+        --no-scheduler --no-worker >"$WORK/server.log" 2>&1 &
+      pid=$!
+      PIDS+=("$pid")
+      wait_ready "$port"
+      [ "$mb" != 0 ] && wait_indexed "$port"
+      for q in "country=DE" "salary_min=50000" "country=DE&salary_min=50000" "country=DE&search=rust" "search=rust"; do
+        : >"$WORK/q.txt"
+        for _ in $(seq 1 "$RUNS"); do
+          curl -fsS -o /dev/null -w '%{time_total}\n' -H "x-api-key: $key" -H 'Cache-Control: no-cache' \
+            "http://127.0.0.1:$port/api/jobs?$q" >>"$WORK/q.txt"
+        done
+        echo "$q $(median <"$WORK/q.txt")" >>"$WORK/filters-$backend-$mb.txt"
+      done
+      kill "$pid"; wait "$pid" 2>/dev/null || true
+    done
+    join <(sort "$WORK/filters-$backend-128.txt") <(sort "$WORK/filters-$backend-0.txt") |
+      awk -v b="$backend" '{printf "| %s | GET /api/jobs?%s | %.4f | %.3f |\n", b, $1, $2, $3}'
+  done
   echo
 }
 
@@ -248,5 +281,6 @@ for p in $PART; do
   case "$p" in
     imports) imports_part ;;
     feeds) feeds_part ;;
+    filters) filters_part ;;
   esac
 done

@@ -63,6 +63,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(41, "0041_imports"),
     migration!(42, "0042_job_places"),
     migration!(43, "0043_instant_indexing"),
+    migration!(44, "0044_job_changes_places"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -6,7 +6,7 @@ use jobboard_search::index::{Doc, Names, OrgIndex, Query};
 use uuid::Uuid;
 
 use super::model::{JobStatus, JobType, ListFilter, Total};
-use crate::{JobId, Ts};
+use crate::{Countries, JobId, Ts};
 
 /// A job as the index reads it from the database.
 #[derive(Debug, sqlx::FromRow)]
@@ -19,6 +19,10 @@ pub(super) struct DocRow {
     pub job_type: Option<String>,
     pub category_id: Option<Uuid>,
     pub location: Option<String>,
+    pub country: Option<String>,
+    pub remote_countries: Option<Countries>,
+    pub salary_min: Option<f64>,
+    pub salary_max: Option<f64>,
     pub expires_at: Option<Ts>,
     pub title: String,
     pub company_name: String,
@@ -28,8 +32,28 @@ pub(super) struct DocRow {
 impl DocRow {
     /// The columns of [`DocRow`], for a `SELECT` from `jobs` (aliased `j`).
     pub const COLUMNS: &'static str = "j.id, j.created_at, j.status, j.is_sticky, j.is_remote, \
-        j.job_type, j.category_id, j.location, j.expires_at, j.title, j.company_name, \
-        j.description_text";
+        j.job_type, j.category_id, j.location, j.country, j.remote_countries, j.salary_min, \
+        j.salary_max, j.expires_at, j.title, j.company_name, j.description_text";
+}
+
+/// The country codes the `country` filter finds a job under: its country, and for a remote
+/// job the countries it may be done from (as the SQL filter says, `search.rs`).
+pub(super) fn countries_of(
+    country: Option<&str>,
+    is_remote: bool,
+    remote: Option<&Countries>,
+) -> Vec<String> {
+    let mut out: Vec<String> = country.map(str::to_string).into_iter().collect();
+    if is_remote && let Some(r) = remote {
+        out.extend(r.0.iter().cloned());
+    }
+    out
+}
+
+/// The amount the `salary_min` filter compares with: the top of the range, else its
+/// bottom.
+pub(super) fn salary_of(min: Option<f64>, max: Option<f64>) -> Option<f64> {
+    max.or(min)
 }
 
 impl From<DocRow> for Doc {
@@ -43,6 +67,12 @@ impl From<DocRow> for Doc {
             job_type: r.job_type,
             category_id: r.category_id,
             location: r.location,
+            countries: countries_of(
+                r.country.as_deref(),
+                r.is_remote,
+                r.remote_countries.as_ref(),
+            ),
+            salary: salary_of(r.salary_min, r.salary_max),
             expires_at: r.expires_at,
             title: r.title,
             company_name: r.company_name,
@@ -91,6 +121,8 @@ pub(super) fn find(index: &OrgIndex, f: &ListFilter, limit: i64, offset: i64, no
         locations: &f.locations,
         categories: &categories,
         remote: f.is_remote,
+        country: f.country.as_deref(),
+        salary_min: f.salary_min,
         words: &f.search_words,
         limit,
         offset,
@@ -109,7 +141,7 @@ mod tests {
 
     use super::{DocRow, find, new_index};
     use crate::{
-        Ts,
+        Countries, Ts,
         jobs::model::{JobStatus, JobType, ListFilter},
     };
 
@@ -123,6 +155,10 @@ mod tests {
             job_type: Some(job_type.as_str().into()),
             category_id: None,
             location: Some("Berlin".into()),
+            country: Some("DE".into()),
+            remote_countries: Some(Countries(vec!["AT".into()])),
+            salary_min: Some(created as f64 * 10.0),
+            salary_max: None,
             expires_at: Some(Ts::from_micros(100)),
             title: title.into(),
             company_name: "Acme".into(),
@@ -174,6 +210,23 @@ mod tests {
         assert_eq!(list(&f, 0), [ids[3], ids[1]]);
         let f = ListFilter {
             locations: vec!["paris".into()],
+            ..ListFilter::default()
+        };
+        assert!(list(&f, 0).is_empty());
+        // Country: the job's own, and a remote job's remote countries; salary: reaches.
+        let f = ListFilter {
+            country: Some("AT".into()),
+            ..ListFilter::default()
+        };
+        assert_eq!(list(&f, 0), [ids[3], ids[1]]);
+        let f = ListFilter {
+            country: Some("DE".into()),
+            salary_min: Some(25.0),
+            ..ListFilter::default()
+        };
+        assert_eq!(list(&f, 0), [ids[3], ids[2]]);
+        let f = ListFilter {
+            country: Some("FR".into()),
             ..ListFilter::default()
         };
         assert!(list(&f, 0).is_empty());

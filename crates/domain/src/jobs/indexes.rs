@@ -33,7 +33,7 @@ use super::{
     model::ListFilter,
 };
 use crate::{
-    OrgId, Ts,
+    Countries, OrgId, Ts,
     db::{Db, DbResult, Pool},
 };
 
@@ -122,6 +122,10 @@ struct ChangeRow {
     job_type: Option<String>,
     category_id: Option<Uuid>,
     location: Option<String>,
+    country: Option<String>,
+    remote_countries: Option<Countries>,
+    salary_min: Option<f64>,
+    salary_max: Option<f64>,
     expires_at: Option<Ts>,
     title: Option<String>,
     company_name: Option<String>,
@@ -139,6 +143,12 @@ impl ChangeRow {
             job_type: self.job_type.clone(),
             category_id: self.category_id,
             location: self.location.clone(),
+            countries: index::countries_of(
+                self.country.as_deref(),
+                self.is_remote?,
+                self.remote_countries.as_ref(),
+            ),
+            salary: index::salary_of(self.salary_min, self.salary_max),
             expires_at: self.expires_at,
             title: self.title.clone()?,
             company_name: self.company_name.clone()?,
@@ -149,7 +159,8 @@ impl ChangeRow {
 
 const CHANGE_COLUMNS: &str = "c.id AS change, c.job_id, c.created_at AS changed_created, \
     c.text, j.id, j.created_at, j.status, j.is_sticky, j.is_remote, j.job_type, \
-    j.category_id, j.location, j.expires_at, j.title, j.company_name, j.description_text";
+    j.category_id, j.location, j.country, j.remote_countries, j.salary_min, j.salary_max, \
+    j.expires_at, j.title, j.company_name, j.description_text";
 
 impl Indexes {
     pub fn new(budget: usize) -> Indexes {

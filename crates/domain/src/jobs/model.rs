@@ -388,8 +388,8 @@ impl ListFilter {
             && !self.by_row()
     }
 
-    /// True when a filter asks what only the stored row answers (salary, country): the
-    /// list is then read by the general query, not a search index.
+    /// True when a filter asks what the full-text index on SQLite does not hold (salary,
+    /// country): without the node's search index, the general query answers the list.
     pub fn by_row(&self) -> bool {
         self.salary_min.is_some() || self.country.is_some()
     }

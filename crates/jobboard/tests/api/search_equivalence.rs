@@ -1,5 +1,6 @@
 //! The job list's meaning, checked against a brute-force reference: 500 generated queries
-//! (word prefixes, pairs, job types, locations, categories, remote, statuses, pages) run through
+//! (word prefixes, pairs, job types, locations, categories, remote, country, salary,
+//! statuses, pages) run through
 //! `GET /api/jobs` on each backend, and through a plain filter-and-sort over the same jobs
 //! read back from the API. Every page must hold the same jobs in the same order (sticky
 //! first, then newest first), and every total must be the reference's exact count. Some
@@ -15,6 +16,9 @@ backends!(
     five_hundred_queries_match_the_reference,
     five_hundred_queries_match_the_reference_without_the_index
 );
+
+/// Countries of jobs and of remote work.
+const COUNTRIES: [&str; 3] = ["DE", "FR", "PT"];
 
 /// Words, some prefixes of others (`rust`, `rustacean`) and some inside others not as a
 /// prefix (`data` in `metadata`, `night` in `overnight`), which must not match.
@@ -72,6 +76,10 @@ struct Job {
     created_at: String,
     /// Active, but past `expires_at`: in no list.
     overdue: bool,
+    country: String,
+    remote_countries: Vec<String>,
+    /// The top of the salary range, else its bottom.
+    salary: Option<f64>,
 }
 
 fn tokens(s: &str) -> Vec<String> {
@@ -129,6 +137,19 @@ async fn five_hundred_queries(b: Backend, index: bool) {
         if g.chance(70) {
             body["category_id"] = json!(categories[g.below(categories.len())]);
         }
+        if g.chance(60) {
+            body["country"] = json!(g.pick(&COUNTRIES));
+        }
+        if g.chance(40) {
+            body["remote_countries"] = json!([g.pick(&COUNTRIES), g.pick(&COUNTRIES)]);
+        }
+        if g.chance(60) {
+            let low = g.below(100) as f64 * 1000.0;
+            body["salary_min"] = json!(low);
+            if g.chance(50) {
+                body["salary_max"] = json!(low + g.below(50) as f64 * 1000.0);
+            }
+        }
         t.post("/jobs", body).await.expect(201);
     }
     // The jobs as stored, read back through the API.
@@ -161,6 +182,12 @@ async fn five_hundred_queries(b: Backend, index: bool) {
                 status: d["status"].as_str().unwrap().to_string(),
                 created_at: d["created_at"].as_str().unwrap().to_string(),
                 overdue: false,
+                country: d["country"].as_str().unwrap_or("").to_string(),
+                remote_countries: d["remote_countries"]
+                    .as_array()
+                    .map(|a| a.iter().map(|c| c.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default(),
+                salary: d["salary_max"].as_f64().or(d["salary_min"].as_f64()),
             });
         }
     }
@@ -241,6 +268,14 @@ async fn five_hundred_queries(b: Backend, index: bool) {
         if let Some(r) = remote {
             params.push(("is_remote".into(), r.to_string()));
         }
+        let country = g.chance(15).then(|| g.pick(&COUNTRIES));
+        if let Some(c) = country {
+            params.push(("country".into(), c.to_lowercase()));
+        }
+        let salary_min = g.chance(15).then(|| g.below(120) as f64 * 1000.0);
+        if let Some(m) = salary_min {
+            params.push(("salary_min".into(), m.to_string()));
+        }
         let statuses: Vec<&str> = match g.below(6) {
             0 => vec!["active", "pending", "draft", "expired"],
             1 => vec!["pending", "draft"],
@@ -260,6 +295,12 @@ async fn five_hundred_queries(b: Backend, index: bool) {
             .filter(|j| types.is_empty() || types.contains(&j.job_type.as_str()))
             .filter(|j| places.is_empty() || places.iter().any(|p| j.location.contains(p.as_str())))
             .filter(|j| remote.is_none_or(|r| j.remote == r))
+            .filter(|j| {
+                country.is_none_or(|c| {
+                    j.country == c || (j.remote && j.remote_countries.iter().any(|r| r == c))
+                })
+            })
+            .filter(|j| salary_min.is_none_or(|m| j.salary.is_some_and(|s| s >= m)))
             .filter(|j| {
                 words
                     .iter()

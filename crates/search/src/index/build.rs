@@ -91,6 +91,7 @@ impl OrgIndex {
         self.attrs.push(0);
         self.cats.push(0);
         self.locs.push(0);
+        self.salaries.push(f64::NAN);
         self.settle();
         self.set_attributes(o, doc)
     }
@@ -209,6 +210,7 @@ impl OrgIndex {
         self.attrs.shrink_to_fit();
         self.cats.shrink_to_fit();
         self.locs.shrink_to_fit();
+        self.salaries.shrink_to_fit();
     }
 
     /// Sets the listed attributes of ordinal `o` (live or not) to those of `doc`.
@@ -242,7 +244,29 @@ impl OrgIndex {
                 }
             }
         };
+        let mut countries: Vec<u16> = Vec::with_capacity(doc.countries.len());
+        for c in &doc.countries {
+            let n = match self.country_numbers.get(c.as_str()) {
+                Some(&n) => n,
+                None => {
+                    let n = u16::try_from(self.countries.len() + 1).map_err(|_| TooLarge)?;
+                    self.countries.push(Postings::new());
+                    self.country_numbers.insert(c.as_str().into(), n);
+                    n
+                }
+            };
+            if !countries.contains(&n) {
+                countries.push(n);
+            }
+        }
         self.clear_attributes(o);
+        for &n in &countries {
+            self.countries[n as usize - 1].insert(o);
+        }
+        if !countries.is_empty() {
+            self.job_countries.insert(o, countries.into_boxed_slice());
+        }
+        self.salaries[o as usize] = doc.salary.unwrap_or(f64::NAN);
         let mut a = (status + 1) as u8;
         if let Some(t) = doc.job_type.as_deref().and_then(|t| self.type_index(t)) {
             a |= ((t + 1) as u8) << TYPE_SHIFT;
@@ -303,6 +327,12 @@ impl OrgIndex {
         if let Some(e) = self.expiry_of.remove(&o) {
             self.expiring.remove(&(e, o));
         }
+        if let Some(cs) = self.job_countries.remove(&o) {
+            for n in cs.iter() {
+                self.countries[*n as usize - 1].remove(o);
+            }
+        }
+        self.salaries[o as usize] = f64::NAN;
         self.attrs[o as usize] = 0;
         self.cats[o as usize] = 0;
         self.locs[o as usize] = 0;

@@ -58,6 +58,12 @@ impl OrgIndex {
                     .collect(),
             );
         }
+        if let Some(c) = q.country {
+            match self.country_numbers.get(c) {
+                Some(&n) => groups.push(vec![&self.countries[n as usize - 1]]),
+                None => return nothing,
+            }
+        }
         let words = query_words(q.words);
         let unions: Vec<Option<Arc<Postings>>> =
             words.iter().map(|w| self.prefix_union(w)).collect();
@@ -91,6 +97,7 @@ impl OrgIndex {
             remote: q.remote,
             groups,
             overdue,
+            salary_min: q.salary_min,
         };
         let mut blocks = Blocks::take();
         let mut matched: Vec<(u16, Box<Block>)> = Vec::new();
@@ -180,6 +187,22 @@ impl OrgIndex {
             }
         }
         sets.overdue.andnot_into(key, acc);
+        if let Some(min) = sets.salary_min {
+            // A NaN (no salary) is never at least `min`.
+            let base = (key as usize) << 16;
+            for (at, w) in acc.iter_mut().enumerate() {
+                let mut bits = *w;
+                while bits != 0 {
+                    let t = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let o = base + at * 64 + t;
+                    let reaches = self.salaries[o] >= min;
+                    if !reaches {
+                        *w &= !(1 << t);
+                    }
+                }
+            }
+        }
         !block_is_empty(acc)
     }
 
@@ -334,6 +357,8 @@ struct Sets<'a> {
     remote: Option<bool>,
     groups: Vec<Vec<&'a Postings>>,
     overdue: Postings,
+    /// The least salary, checked job by job.
+    salary_min: Option<f64>,
 }
 
 /// Bitsets of chunks, kept per thread between lists (a list at a million jobs needs up

@@ -73,6 +73,11 @@ pub struct Doc {
     pub job_type: Option<String>,
     pub category_id: Option<Uuid>,
     pub location: Option<String>,
+    /// The country codes a country filter finds the job under (the owner says which:
+    /// for jobs, its country and the countries a remote job may be done from).
+    pub countries: Vec<String>,
+    /// The amount a salary filter compares with (none: no salary filter finds the job).
+    pub salary: Option<f64>,
     pub expires_at: Option<Ts>,
     pub title: String,
     pub company_name: String,
@@ -125,6 +130,10 @@ pub struct Query<'a> {
     pub categories: &'a [Uuid],
     /// Whether a job must be remote, or not (`None`: either).
     pub remote: Option<bool>,
+    /// A country code a job must be found under (`None`: no filter).
+    pub country: Option<&'a str>,
+    /// The least salary a job must have (`None`: no filter).
+    pub salary_min: Option<f64>,
     /// The words of the search as typed: each word of them ([`query_words`]) must begin
     /// a word of the job's title, company name or description.
     pub words: &'a [String],
@@ -153,6 +162,8 @@ pub struct OrgIndex {
     cats: Vec<u16>,
     /// By ordinal: the location (0: none, else its number + 1).
     locs: Vec<u32>,
+    /// By ordinal: the salary a filter compares with (NaN: none).
+    salaries: Vec<f64>,
     /// Every word, and the number of its postings.
     terms: BTreeMap<Box<str>, u32>,
     postings: Vec<Postings>,
@@ -166,6 +177,10 @@ pub struct OrgIndex {
     /// Locations in lower case, with their jobs.
     locations: Vec<(Box<str>, Postings)>,
     location_numbers: HashMap<Box<str>, u32>,
+    /// Country codes, with their jobs; and the numbers (+ 1) of each job's codes.
+    countries: Vec<Postings>,
+    country_numbers: HashMap<Box<str>, u16>,
+    job_countries: HashMap<u32, Box<[u16]>>,
     /// Jobs in the expiring status with an expiry: `(expires_at, ordinal)`, and each
     /// one's expiry.
     expiring: BTreeSet<(i64, u32)>,
@@ -212,6 +227,7 @@ impl OrgIndex {
             attrs: Vec::new(),
             cats: Vec::new(),
             locs: Vec::new(),
+            salaries: Vec::new(),
             terms: BTreeMap::new(),
             postings: Vec::new(),
             statuses: names.statuses.iter().map(|_| Postings::new()).collect(),
@@ -222,6 +238,9 @@ impl OrgIndex {
             category_numbers: HashMap::new(),
             locations: Vec::new(),
             location_numbers: HashMap::new(),
+            countries: Vec::new(),
+            country_numbers: HashMap::new(),
+            job_countries: HashMap::new(),
             expiring: BTreeSet::new(),
             expiry_of: HashMap::new(),
             misplaced: Postings::new(),
@@ -261,6 +280,7 @@ impl OrgIndex {
         self.attrs.reserve_exact(n);
         self.cats.reserve_exact(n);
         self.locs.reserve_exact(n);
+        self.salaries.reserve_exact(n);
     }
 
     /// Bytes this index holds on the heap (approximately: the sets exactly, the maps by
@@ -279,13 +299,15 @@ impl OrgIndex {
             .chain([&self.remote, &self.sticky, &self.misplaced])
             .chain(&self.categories)
             .chain(self.locations.iter().map(|(_, p)| p))
+            .chain(&self.countries)
             .map(Postings::heap_bytes)
             .sum();
         let words: usize = self.terms.keys().map(|k| k.len() + 40).sum();
         let per_ordinal = self.keys.capacity() * std::mem::size_of::<Key>()
             + self.attrs.capacity()
             + self.cats.capacity() * 2
-            + self.locs.capacity() * 4;
+            + self.locs.capacity() * 4
+            + self.salaries.capacity() * 8;
         let maps = (self.expiring.len() + self.expiry_of.len()) * 32
             + (self.misplaced_ids.len() + self.misplaced_keys.len()) * 48
             + self
@@ -293,7 +315,13 @@ impl OrgIndex {
                 .iter()
                 .map(|(l, _)| 2 * l.len() + 64)
                 .sum::<usize>()
-            + self.categories.len() * 64;
+            + self.categories.len() * 64
+            + self.country_numbers.len() * 64
+            + self
+                .job_countries
+                .values()
+                .map(|c| 48 + c.len() * 2)
+                .sum::<usize>();
         sets + prefixes
             + words
             + per_ordinal

@@ -30,6 +30,8 @@ struct Filter {
     locations: Vec<String>,
     categories: Vec<Uuid>,
     remote: Option<bool>,
+    country: Option<&'static str>,
+    salary_min: Option<f64>,
     search_words: Vec<String>,
 }
 
@@ -41,6 +43,8 @@ impl Filter {
             locations: &self.locations,
             categories: &self.categories,
             remote: self.remote,
+            country: self.country,
+            salary_min: self.salary_min,
             words: &self.search_words,
             limit,
             offset,
@@ -94,6 +98,7 @@ const WORDS: [&str; 22] = [
     "kac",
 ];
 const PLACES: [&str; 4] = ["Berlin", "Paris", "New York", "Berlingen"];
+const COUNTRIES: [&str; 4] = ["DE", "FR", "US", "AT"];
 
 fn doc(g: &mut Gen, id: Uuid, created: i64, cats: &[Uuid]) -> Doc {
     let mut words = |n: usize| -> String {
@@ -115,6 +120,10 @@ fn doc(g: &mut Gen, id: Uuid, created: i64, cats: &[Uuid]) -> Doc {
         location: g
             .chance(80)
             .then(|| PLACES[g.below(PLACES.len())].to_string()),
+        countries: (0..g.below(3))
+            .map(|_| COUNTRIES[g.below(COUNTRIES.len())].to_string())
+            .collect(),
+        salary: g.chance(60).then(|| g.below(100) as f64 * 1.5),
         expires_at: g.chance(30).then(|| Ts::from_micros(g.below(2_000) as i64)),
         title,
         company_name: "Acme".into(),
@@ -153,6 +162,9 @@ fn reference(docs: &HashMap<Uuid, Doc>, f: &Filter, now: i64) -> Vec<Uuid> {
                             .any(|w| l.to_lowercase().contains(w.as_str()))
                     }))
                 && f.remote.is_none_or(|r| r == d.is_remote)
+                && f.country.is_none_or(|c| d.countries.iter().any(|x| x == c))
+                && f.salary_min
+                    .is_none_or(|m| d.salary.is_some_and(|s| s >= m))
                 && words
                     .iter()
                     .all(|w| words_of(d).iter().any(|t| t.starts_with(w.as_str())))
@@ -186,6 +198,12 @@ fn filter(g: &mut Gen, cats: &[Uuid]) -> Filter {
     }
     if g.chance(25) {
         f.remote = Some(g.chance(50));
+    }
+    if g.chance(25) {
+        f.country = Some(["DE", "FR", "US", "AT", "JP"][g.below(5)]);
+    }
+    if g.chance(25) {
+        f.salary_min = Some(g.below(160) as f64);
     }
     f.statuses = match g.below(3) {
         0 => None,
@@ -311,6 +329,8 @@ fn names_decide_what_is_indexed() {
         job_type: job_type.map(str::to_string),
         category_id: None,
         location: None,
+        countries: Vec::new(),
+        salary: None,
         expires_at: Some(Ts::from_micros(10)),
         title: "Chef".into(),
         company_name: "Acme".into(),

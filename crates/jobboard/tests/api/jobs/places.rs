@@ -156,6 +156,25 @@ async fn salary_and_country_filter_lists(b: Backend) {
         list("country=US&is_remote=false").await,
         ["Hourly baker", "Office writer"]
     );
+    // A change of country or salary reaches the lists (the search index included).
+    let paris = t.get("/jobs?search=paris").await.body["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.patch(
+        &format!("/jobs/{paris}"),
+        json!({"country": "de", "salary_max": 90000}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(list("country=DE&salary_min=70000").await, ["Paris baker"]);
+    t.patch(
+        &format!("/jobs/{paris}"),
+        json!({"country": "FR", "salary_max": 45000}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(list("country=de&salary_min=45000").await, ["Berlin baker"]);
     let r = t.get("/jobs?country=de&salary_min=1").await;
     assert_eq!(r.body["meta"]["filters"]["country"], "DE");
     assert_eq!(r.body["meta"]["filters"]["salary_min"], json!(1.0));
