@@ -159,15 +159,16 @@ pub async fn list(
         }
         return Ok((page(db, org_id, f, now, limit, offset).await?, exact(total)));
     }
-    // Salary and country are not in the search indexes: the general query answers them.
-    let indexed = !f.by_row();
-    if indexed && let Some(found) = indexes::find(db, org_id, f, (limit, offset), now, seen).await?
-    {
+    if let Some(found) = indexes::find(db, org_id, f, (limit, offset), now, seen).await? {
         let ids: Vec<JobId> = found.ids;
         let rows = rows_by_id(db, org_id, &ids).await?;
         return Ok((rows, found.total));
     }
-    if indexed && let crate::db::Pool::Sqlite(pool) = db.reader() {
+    // Salary and country are not in the full-text index: the general query answers them
+    // when the node's search index cannot.
+    if !f.by_row()
+        && let crate::db::Pool::Sqlite(pool) = db.reader()
+    {
         let mut conn = pool.acquire().await?;
         if let Some(found) = find::find(&mut conn, org_id, f, limit, offset, now).await? {
             let rows = rows_by_seq(&mut conn, &found.seqs).await?;
