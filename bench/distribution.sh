@@ -45,11 +45,16 @@ else
 fi
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
 PIDS=()
-DBS=()
+# The databases of this run are named after its process id (they are made in subshells,
+# so they are found by name at the end).
 cleanup() {
   local p d
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  for d in "${DBS[@]}"; do psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1 || true; done
+  if [ -n "$PG_URL" ]; then
+    for d in $(psql "$PG_URL" -tAc "SELECT datname FROM pg_database WHERE datname LIKE 'jobboard_bench_import_$$\_%' OR datname = 'jobboard_bench_feeds_$$'" 2>/dev/null); do
+      psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1 || true
+    done
+  fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -76,7 +81,6 @@ fresh_db() {
       name="jobboard_bench_import_$$_$n"
       psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $name" >/dev/null
       psql "$PG_URL" -qc "CREATE DATABASE $name" >/dev/null
-      DBS+=("$name")
       echo "${PG_URL%/*}/$name"
       ;;
   esac
@@ -164,7 +168,6 @@ seeded_db() {
       ;;
     postgres)
       psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $name" >/dev/null
-      DBS+=("$name")
       db="${PG_URL%/*}/$name"
       if [ -n "$KEEP" ] && psql "$PG_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = '$seed_name'" | grep -q 1; then
         echo "== postgres: reusing database $seed_name" >&2
