@@ -532,3 +532,15 @@ pub async fn all_jobs(t: &TestApp) -> Vec<(String, String)> {
     all.sort();
     all
 }
+
+/// The Python of the test tools (scripts/test-tools.sh installs the libraries the
+/// stand-ins use there), else the system's.
+pub fn python() -> String {
+    let venv = std::env::var("JOBBOARD_VENV").unwrap_or_else(|_| "/var/tmp/jobboard-venv".into());
+    let p = format!("{venv}/bin/python");
+    if std::path::Path::new(&p).exists() {
+        p
+    } else {
+        "python3".into()
+    }
+}

@@ -47,16 +47,6 @@ impl Drop for Engines {
     }
 }
 
-fn python() -> String {
-    let venv = std::env::var("JOBBOARD_VENV").unwrap_or_else(|_| "/var/tmp/jobboard-venv".into());
-    let p = format!("{venv}/bin/python");
-    if std::path::Path::new(&p).exists() {
-        p
-    } else {
-        "python3".into()
-    }
-}
-
 impl Engines {
     /// Starts the stand-in with a daily quota of `quota` (`None` when Google's library
     /// is missing outside CI: the test says SKIPPED).

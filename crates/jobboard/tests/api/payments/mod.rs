@@ -39,18 +39,6 @@ impl Drop for Processor {
     }
 }
 
-/// The Python of the test tools (scripts/test-tools.sh installs the processor's library
-/// there), else the system's.
-fn python() -> String {
-    let venv = std::env::var("JOBBOARD_VENV").unwrap_or_else(|_| "/var/tmp/jobboard-venv".into());
-    let p = format!("{venv}/bin/python");
-    if std::path::Path::new(&p).exists() {
-        p
-    } else {
-        "python3".into()
-    }
-}
-
 /// True when Python has the processor's library (CI installs it; elsewhere the tests
 /// that need it say SKIPPED).
 fn standin_available(test: &str) -> bool {
