@@ -4,7 +4,8 @@
 //! A job's write leaves a *notice* for each search engine account its organization has
 //! (the Google Indexing API, IndexNow), in the write's transaction: `updated` when the job
 //! goes live or a live job's public fields change, `deleted` when a live job leaves the
-//! board (expired, deleted, moved back to pending or draft). One notice waits per URL and
+//! board (expired, deleted, moved back to pending or draft); the jobs say which
+//! (`jobs::notices`), this module writes and delivers what they say. One notice waits per URL and
 //! engine: a further change before it is delivered changes what it says (the latest
 //! wins), so each change is told once and no change is lost. The indexing worker
 //! (`jobboard_delivery::indexing`) delivers them, retried on a schedule; Google's notices
@@ -16,10 +17,9 @@ pub mod store;
 use serde::Serialize;
 
 use crate::{
-    Error, OrgId, Result, Ts,
+    Error, JobId, OrgId, Result, Ts,
     db::{Db, DbResult, Tx},
     dispatch, dispatch_tx,
-    jobs::{Job, JobStatus, url_of},
 };
 
 /// The search engines told.
@@ -74,45 +74,26 @@ impl Action {
     }
 }
 
-/// Fields a change of which is not a change of the job's public page.
-const UNSEEN: &[&str] = &[
-    "owner_user_id",
-    "is_highlighted",
-    "is_sticky",
-    "featured_until",
-    "status",
-];
-
-/// What a write that turned `before` into `after` (`None`: no job) tells search engines.
-pub fn action_of(before: Option<&Job>, after: Option<&Job>) -> Option<Action> {
-    let live = |j: Option<&Job>| j.is_some_and(|j| j.status == JobStatus::Active);
-    match (live(before), live(after)) {
-        (false, true) => Some(Action::Updated),
-        (true, false) => Some(Action::Deleted),
-        (true, true) => {
-            let (b, a) = (before?, after?);
-            b.changed(a)
-                .iter()
-                .any(|f| !UNSEEN.contains(f))
-                .then_some(Action::Updated)
-        }
-        (false, false) => None,
-    }
+/// What a notice names: a job's page, and where the job stands in the priority of
+/// Google's quota (featured, then newest).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Page<'a> {
+    pub job_id: JobId,
+    /// The page's path on the board.
+    pub path: &'a str,
+    pub featured: bool,
+    pub created_at: Ts,
 }
 
-/// Leaves the notices of the write that turned `before` into `after` (`job` is whichever
-/// exists, the later one when both do), in the write's transaction `tx`: one per engine
-/// the organization has an account at while its indexing is on, merged into a notice of
-/// the same page still waiting.
+/// Leaves the notices that `page` is `action`ed, in the write's transaction `tx`: one per
+/// engine the organization has an account at while its indexing is on, merged into a
+/// notice of the same page still waiting.
 pub(crate) async fn note(
     tx: &mut Tx,
     org_id: OrgId,
-    before: Option<&Job>,
-    after: Option<&Job>,
+    page: Page<'_>,
+    action: Action,
 ) -> DbResult<()> {
-    let (Some(action), Some(job)) = (action_of(before, after), after.or(before)) else {
-        return Ok(());
-    };
     let now = tx.now();
     // One statement: nothing is written when the organization has no account or its
     // indexing is off.
@@ -133,11 +114,11 @@ pub(crate) async fn note(
             .bind(uuid::Uuid::now_v7())
             .bind(uuid::Uuid::now_v7())
             .bind(org_id)
-            .bind(job.id)
-            .bind(url_of(&job.slug))
+            .bind(page.job_id)
+            .bind(page.path)
             .bind(action.as_str())
-            .bind(job.is_sticky)
-            .bind(job.created_at)
+            .bind(page.featured)
+            .bind(page.created_at)
             .bind(now)
             .execute(&mut **t)
             .await?
@@ -298,43 +279,5 @@ mod tests {
             next_quota_day(at("2026-11-27T08:00:00Z")),
             at("2026-11-28T08:00:00Z")
         );
-    }
-
-    #[test]
-    fn what_a_write_tells() {
-        let live = Job {
-            status: JobStatus::Active,
-            title: "Baker".into(),
-            ..Job::default()
-        };
-        let pending = Job {
-            status: JobStatus::Pending,
-            ..live.clone()
-        };
-        assert_eq!(action_of(None, Some(&live)), Some(Action::Updated));
-        assert_eq!(action_of(None, Some(&pending)), None);
-        assert_eq!(
-            action_of(Some(&pending), Some(&live)),
-            Some(Action::Updated)
-        );
-        assert_eq!(action_of(Some(&live), None), Some(Action::Deleted));
-        assert_eq!(
-            action_of(Some(&live), Some(&pending)),
-            Some(Action::Deleted)
-        );
-        let retitled = Job {
-            title: "Night baker".into(),
-            ..live.clone()
-        };
-        assert_eq!(
-            action_of(Some(&live), Some(&retitled)),
-            Some(Action::Updated)
-        );
-        let sticky = Job {
-            is_sticky: true,
-            ..live.clone()
-        };
-        assert_eq!(action_of(Some(&live), Some(&sticky)), None);
-        assert_eq!(action_of(Some(&pending), None), None);
     }
 }

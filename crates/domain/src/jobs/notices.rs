@@ -1,7 +1,10 @@
-//! Mail to employers: to a job's `contact_email` when the job goes live (posted as
-//! `active`, or approved), a reminder some days before it expires, and on each
-//! application (the applicant's name and address, no attachment). Each is switched per
-//! organization (`mail_job_live`, `mail_expiry_days`, `mail_applications`) and needs a
+//! What a job's write tells others besides its events: search engines, through notices
+//! written in its transaction (`crate::indexing` writes them, the indexing worker delivers
+//! them; which change tells what is decided here, [`indexing_action`]); and mail to
+//! employers: to a job's `contact_email` when the job goes live (posted as `active`, or
+//! approved), a reminder some days before it expires, and on each application (the
+//! applicant's name and address, no attachment). Each mail is switched per organization
+//! (`mail_job_live`, `mail_expiry_days`, `mail_applications`) and needs a
 //! contact address on the job. Mail is queued in the transaction of its cause (see
 //! `crate::mail`), and only when the service sends mail at all ([`Db::outgoing`]).
 
@@ -12,6 +15,7 @@ use crate::{
     db::{DbResult, Outgoing, Tx},
     dispatch_tx,
     html::escape as h,
+    indexing::{self, Action},
     mail::{
         message::Message,
         store::{EnqueueError, enqueue},
@@ -55,6 +59,52 @@ fn day(t: Ts) -> String {
     t.0.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
+/// Fields a change of which is not a change of the job's public page.
+const UNSEEN: &[&str] = &[
+    "owner_user_id",
+    "is_highlighted",
+    "is_sticky",
+    "featured_until",
+    "status",
+];
+
+/// What a write that turned `before` into `after` (`None`: no job) tells search engines.
+pub(crate) fn indexing_action(before: Option<&Job>, after: Option<&Job>) -> Option<Action> {
+    let live = |j: Option<&Job>| j.is_some_and(|j| j.status == JobStatus::Active);
+    match (live(before), live(after)) {
+        (false, true) => Some(Action::Updated),
+        (true, false) => Some(Action::Deleted),
+        (true, true) => {
+            let (b, a) = (before?, after?);
+            b.changed(a)
+                .iter()
+                .any(|f| !UNSEEN.contains(f))
+                .then_some(Action::Updated)
+        }
+        (false, false) => None,
+    }
+}
+
+/// The search engines' notices of the write that turned `before` into `after`.
+pub(crate) async fn tell_search_engines(
+    tx: &mut Tx,
+    org_id: OrgId,
+    before: Option<&Job>,
+    after: Option<&Job>,
+) -> DbResult<()> {
+    let (Some(action), Some(job)) = (indexing_action(before, after), after.or(before)) else {
+        return Ok(());
+    };
+    let path = url_of(&job.slug);
+    let page = indexing::Page {
+        job_id: job.id,
+        path: &path,
+        featured: job.is_sticky,
+        created_at: job.created_at,
+    };
+    indexing::note(tx, org_id, page, action).await
+}
+
 /// After a write that left `job` as stored (`before`: as it was, `None` for a new job):
 /// the search engines' notices, and when it went live, the "job is live" mail.
 pub(crate) async fn job_written(
@@ -64,7 +114,7 @@ pub(crate) async fn job_written(
     before: Option<&Job>,
     job: &Job,
 ) -> DbResult<()> {
-    crate::indexing::note(tx, org_id, before, Some(job)).await?;
+    tell_search_engines(tx, org_id, before, Some(job)).await?;
     let went_live =
         job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
     if went_live && out.is_some() {
@@ -218,4 +268,39 @@ pub(super) async fn reminder(
         Message::new("job_expiring", to, subject, text).html(html),
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_write_tells_search_engines() {
+        let live = Job {
+            status: JobStatus::Active,
+            title: "Baker".into(),
+            ..Job::default()
+        };
+        let pending = Job {
+            status: JobStatus::Pending,
+            ..live.clone()
+        };
+        let tells = indexing_action;
+        assert_eq!(tells(None, Some(&live)), Some(Action::Updated));
+        assert_eq!(tells(None, Some(&pending)), None);
+        assert_eq!(tells(Some(&pending), Some(&live)), Some(Action::Updated));
+        assert_eq!(tells(Some(&live), None), Some(Action::Deleted));
+        assert_eq!(tells(Some(&live), Some(&pending)), Some(Action::Deleted));
+        let retitled = Job {
+            title: "Night baker".into(),
+            ..live.clone()
+        };
+        assert_eq!(tells(Some(&live), Some(&retitled)), Some(Action::Updated));
+        let sticky = Job {
+            is_sticky: true,
+            ..live.clone()
+        };
+        assert_eq!(tells(Some(&live), Some(&sticky)), None);
+        assert_eq!(tells(Some(&pending), None), None);
+    }
 }

@@ -255,7 +255,7 @@ pub(super) async fn delete(db: &Db, org_id: OrgId, id: JobId) -> Result<Option<J
         return Ok(None);
     };
     emit(&mut tx, org_id, events::deleted(&job)).await?;
-    crate::indexing::note(&mut tx, org_id, Some(&job), None).await?;
+    notices::tell_search_engines(&mut tx, org_id, Some(&job), None).await?;
     tx.commit().await?;
     Ok(Some(job))
 }
@@ -298,7 +298,7 @@ pub(super) async fn expire_due(db: &Db, now: Ts) -> DbResult<u64> {
                     status: JobStatus::Active,
                     ..job.clone()
                 };
-                crate::indexing::note(&mut tx, org_id, Some(&before), Some(&job)).await?;
+                notices::tell_search_engines(&mut tx, org_id, Some(&before), Some(&job)).await?;
                 tx.commit().await?;
                 moved += 1;
             }
