@@ -544,3 +544,44 @@ pub fn python() -> String {
         "python3".into()
     }
 }
+
+/// True when the tools' Python can run `import` (the library a stand-in or a test needs:
+/// CI installs it, and there its absence fails the test; elsewhere the test says SKIPPED).
+pub fn python_has(test: &str, import: &str, what: &str) -> bool {
+    let ok = std::process::Command::new(python())
+        .args(["-c", import])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var("CI").is_err(), "{test}: {what} is missing");
+        eprintln!("SKIPPED {test}: {what} is missing");
+    }
+    ok
+}
+
+/// Starts `cmd` (a stand-in of `scripts/` run by the tools' Python) and reads the port it
+/// prints first (`listening on PORT`): the child and its base URL on 127.0.0.1.
+pub fn start_standin(mut cmd: std::process::Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("the stand-in's port")
+        .to_string();
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
+/// The path of `scripts/<name>`.
+pub fn script(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts")
+        .join(name)
+}

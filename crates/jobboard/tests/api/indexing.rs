@@ -6,8 +6,7 @@
 //! rest the next day, never past it); retries; the key file; the command line.
 
 use std::{
-    io::{BufRead, BufReader},
-    process::{Child, Command, Stdio},
+    process::{Child, Command},
     time::Duration,
 };
 
@@ -51,40 +50,22 @@ impl Engines {
     /// Starts the stand-in with a daily quota of `quota` (`None` when Google's library
     /// is missing outside CI: the test says SKIPPED).
     fn start(test: &str, quota: u32) -> Option<Engines> {
-        let ok = Command::new(python())
-            .args(["-c", "import google.auth.jwt, cryptography"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            assert!(
-                std::env::var("CI").is_err(),
-                "{test}: Python's google-auth is missing (scripts/test-tools.sh)"
-            );
-            eprintln!("SKIPPED {test}: Python's google-auth is missing");
+        if !python_has(
+            test,
+            "import google.auth.jwt, cryptography",
+            "Python's google-auth (scripts/test-tools.sh)",
+        ) {
             return None;
         }
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scripts/indexing-standin.py");
-        let mut child = Command::new(python())
-            .arg(script)
+        let mut cmd = Command::new(python());
+        cmd.arg(script("indexing-standin.py"))
             .arg(fixture())
-            .env("STANDIN_QUOTA", quota.to_string())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect("the stand-in's port")
-            .to_string();
+            .env("STANDIN_QUOTA", quota.to_string());
+        let (child, base) = start_standin(cmd);
         jobboard::init_tls();
         Some(Engines {
             child,
-            base: format!("http://127.0.0.1:{port}"),
+            base,
             client: reqwest::Client::builder().no_proxy().build().unwrap(),
         })
     }

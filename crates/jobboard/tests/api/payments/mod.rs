@@ -11,10 +11,7 @@ mod packs;
 mod prices_page;
 mod reconcile;
 
-use std::{
-    io::{BufRead, BufReader},
-    process::{Child, Command, Stdio},
-};
+use std::process::{Child, Command};
 
 use jobboard::config::Config;
 use jobboard_domain::{Input, payments};
@@ -42,18 +39,11 @@ impl Drop for Processor {
 /// True when Python has the processor's library (CI installs it; elsewhere the tests
 /// that need it say SKIPPED).
 fn standin_available(test: &str) -> bool {
-    let ok = Command::new(python())
-        .args(["-c", "import stripe"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "{test}: Python's stripe library is missing (pip install stripe)"
-        );
-        eprintln!("SKIPPED {test}: Python's stripe library is missing (pip install stripe)");
-    }
-    ok
+    python_has(
+        test,
+        "import stripe",
+        "Python's stripe library (pip install stripe)",
+    )
 }
 
 impl Processor {
@@ -68,25 +58,13 @@ impl Processor {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap();
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scripts/processor-standin.py");
-        let mut child = Command::new(python())
-            .arg(script)
-            .args([SECRET_KEY, WEBHOOK_SECRET, webhook])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect("the stand-in's port");
+        let mut cmd = Command::new(python());
+        cmd.arg(script("processor-standin.py"))
+            .args([SECRET_KEY, WEBHOOK_SECRET, webhook]);
+        let (child, base) = start_standin(cmd);
         Some(Processor {
             child,
-            base: format!("http://127.0.0.1:{port}"),
+            base,
             client,
         })
     }
