@@ -245,7 +245,8 @@ pub async fn finish(
 /// The body `POST /jobs` would take for `item` of `source`.
 fn body_of(source: &Source, item: &Item) -> serde_json::Map<String, Value> {
     // One-line fields are cut to the length the board takes.
-    let line = |s: &str| json!(s.chars().take(255).collect::<String>());
+    let cut = |s: &str, max: usize| json!(s.chars().take(max).collect::<String>());
+    let line = |s: &str| cut(s, 255);
     let mut b = serde_json::Map::new();
     b.insert("title".into(), line(&item.title));
     let description = if item.description.trim().is_empty() {
@@ -273,10 +274,7 @@ fn body_of(source: &Source, item: &Item) -> serde_json::Map<String, Value> {
         }
     }
     if let Some(p) = &item.postal_code {
-        b.insert(
-            "postal_code".into(),
-            json!(p.chars().take(32).collect::<String>()),
-        );
+        b.insert("postal_code".into(), cut(p, 32));
     }
     if let Some(t) = item.job_type {
         b.insert("job_type".into(), json!(t));

@@ -110,6 +110,28 @@ fn email_href(target: &str) -> Option<String> {
     links::renderable_href(&format!("mailto:{address}"))
 }
 
+/// What a job's page offers to apply: the address candidates apply at (if any), whether
+/// the board's apply link (`/jobs/<slug>/apply`) leads anywhere (that address, or the
+/// board's own form), and the instructions shown when the job names no address.
+pub struct Applying<'a> {
+    pub target: Option<String>,
+    pub link: bool,
+    pub instructions: Option<&'a str>,
+}
+
+pub fn applying(job: &Job) -> Applying<'_> {
+    let target = apply_target(job);
+    Applying {
+        link: target.is_some() || hosted(job),
+        instructions: if target.is_none() {
+            job.how_to_apply.as_deref()
+        } else {
+            None
+        },
+        target,
+    }
+}
+
 /// True when candidates apply to `job` on the board itself.
 pub fn hosted(job: &Job) -> bool {
     match job.how_to_apply_method {

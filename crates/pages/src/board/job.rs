@@ -141,7 +141,12 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         summary
     });
     chrome.canonical = Some(url.clone());
-    let target = format::apply_target(&job);
+    let format::Applying {
+        target,
+        link,
+        instructions,
+    } = format::applying(&job);
+    let instructions = instructions.map(str::to_string);
     let apply_label = match (job.how_to_apply_method, target.as_deref()) {
         _ if format::hosted(&job) => "Apply on this board",
         (_, Some(t)) if t.starts_with("mailto:") => "Apply by email",
@@ -160,11 +165,6 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
             t.to_string()
         }
     });
-    let instructions = if target.is_none() {
-        job.how_to_apply.clone()
-    } else {
-        None
-    };
     let contact = job
         .contact_email
         .as_deref()
@@ -191,7 +191,7 @@ async fn render(app: &AppState, site: &Site, slug: &str) -> Result<(Rendered, i6
         closes: job
             .expires_at
             .map(|t| (format::date(t), format::iso_date(t))),
-        apply_url: (target.is_some() || format::hosted(&job)).then(|| format!("{path}/apply")),
+        apply_url: link.then(|| format!("{path}/apply")),
         apply_label,
         apply_shown,
         instructions,

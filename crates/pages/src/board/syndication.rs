@@ -255,7 +255,7 @@ fn partner_job<'a>(
     names: &'a HashMap<CategoryId, String>,
 ) -> PartnerJob<'a> {
     let path = jobs::url_of(&job.slug);
-    let links = format::apply_target(job).is_some() || format::hosted(job);
+    let applying = format::applying(job);
     PartnerJob {
         id: job.id,
         url: site.url(&path),
@@ -281,13 +281,9 @@ fn partner_job<'a>(
         salary_max: job.salary_max,
         salary_currency: job.salary_currency.as_deref(),
         salary_period: job.salary_period,
-        apply_url: links.then(|| site.url(&format!("{path}/apply"))),
+        apply_url: applying.link.then(|| site.url(&format!("{path}/apply"))),
         how_to_apply_method: job.how_to_apply_method,
-        how_to_apply: if format::apply_target(job).is_none() {
-            job.how_to_apply.as_deref()
-        } else {
-            None
-        },
+        how_to_apply: applying.instructions,
         contact_email: job.contact_email.as_deref(),
         featured: job.is_sticky,
         created_at: job.created_at,
