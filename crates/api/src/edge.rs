@@ -143,14 +143,12 @@ pub fn envelope(res: Response) -> Response {
 
 /// An HTML page (the board and the dashboard answer their errors as pages).
 fn is_html(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("text/html")
-        })
+    headers.get(header::CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes()
+            .trim_ascii_start()
+            .get(..9)
+            .is_some_and(|t| t.eq_ignore_ascii_case(b"text/html"))
+    })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
@@ -166,15 +164,7 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// Adds the security headers every response carries; a handler's own
 /// `Content-Security-Policy` or `Referrer-Policy` is kept.
 pub fn secure(res: &mut Response<Body>) {
-    let html = res
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("text/html")
-        });
+    let html = is_html(res.headers());
     let h = res.headers_mut();
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,

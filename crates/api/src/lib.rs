@@ -180,10 +180,8 @@ async fn observe(
         })
         .map(String::from)
         .unwrap_or_else(|| Uuid::now_v7().to_string());
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned());
+    // The matched path is shared (reference counted), not copied.
+    let route = req.extensions().get::<MatchedPath>().cloned();
     let method = req.method().clone();
     let route_for_405 = route.clone();
     let timeout = app.config.request_timeout;
@@ -196,7 +194,10 @@ async fn observe(
             }
             let run = extract::BODY_READ_TIMEOUT.scope(body_timeout, next.run(req));
             match tokio::time::timeout(timeout, run).await {
-                Ok(res) => normalize(res, route_for_405.as_deref().and_then(|r| allowed.get(r))),
+                Ok(res) => normalize(
+                    res,
+                    route_for_405.as_ref().and_then(|r| allowed.get(r.as_str())),
+                ),
                 Err(_) => ApiError::timeout().into_response(),
             }
         })
@@ -205,7 +206,7 @@ async fn observe(
     if let Ok(v) = HeaderValue::from_str(&id) {
         res.headers_mut().insert("x-request-id", v);
     }
-    let route = route.as_deref().unwrap_or("unmatched");
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     let status = res.status().as_u16();
     let elapsed = start.elapsed();
     app.metrics.observe(route, method.as_str(), status, elapsed);
