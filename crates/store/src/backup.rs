@@ -74,6 +74,22 @@ fn lock_file(db: &Path) -> anyhow::Result<File> {
         .with_context(|| format!("opening {}", path.display()))
 }
 
+/// True when another process (a server, a command) has the SQLite database at `db` open.
+/// Call it with no handle of this process open, since its own lock counts too.
+pub fn open_elsewhere(db: &Path) -> bool {
+    let Ok(f) = lock_file(db) else {
+        return false;
+    };
+    match f.try_lock() {
+        Ok(()) => {
+            let _ = f.unlock();
+            false
+        }
+        Err(TryLockError::WouldBlock) => true,
+        Err(TryLockError::Error(_)) => false,
+    }
+}
+
 /// The shared lock a process holds while it has the database at `db` open; refused
 /// while a restore replaces it. Where no lock file can be made (a read-only folder) the
 /// database opens without one, with a warning: only `restore` then cannot tell it is in

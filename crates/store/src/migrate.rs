@@ -78,7 +78,7 @@ fn checksum(sql: &str) -> String {
 
 pub(super) async fn run(db: &Db) -> anyhow::Result<Vec<String>> {
     let mut applied = Vec::new();
-    match db.writer() {
+    match &*db.writer() {
         Pool::Postgres(pool) => {
             let mut conn = pool.acquire().await?;
             sqlx::query("SELECT pg_advisory_lock($1)")

@@ -80,7 +80,7 @@ pub(super) async fn claim_due(db: &Db, now: Ts) -> DbResult<Option<Source>> {
          WHERE id = (SELECT id FROM import_sources WHERE next_run_at <= $1 ORDER BY next_run_at LIMIT 1 \
          FOR UPDATE SKIP LOCKED) AND next_run_at <= $1 RETURNING {COLUMNS}"
     );
-    Ok(match db.writer() {
+    Ok(match &*db.writer() {
         crate::db::Pool::Sqlite(p) => {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(now)

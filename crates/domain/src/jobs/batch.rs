@@ -28,7 +28,7 @@ const MAX_BATCH: usize = 64;
 
 /// Creates `job`: batched with concurrent creations on SQLite, alone on PostgreSQL.
 pub(super) async fn create(db: &Db, org_id: OrgId, job: Job) -> DbResult<Job> {
-    if let Pool::Sqlite(pool) = db.writer() {
+    if let Pool::Sqlite(pool) = &*db.writer() {
         let queue = db.queue(|db| {
             let (tx, rx) = mpsc::unbounded_channel();
             tokio::spawn(drain(db.without_queues(), pool.clone(), rx));

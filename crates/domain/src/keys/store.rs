@@ -9,6 +9,7 @@ use crate::{
     OrgId, Ts,
     db::{Db, DbResult},
 };
+use jobboard_store::reuse::Reused;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct ApiKey {
@@ -72,9 +73,22 @@ pub struct KeyAuth {
     pub job_list_version: i64,
 }
 
-/// Finds the live (not revoked) key with this hash. Read on every request, so a revocation
-/// takes effect on the next request on every node.
+/// Finds the live (not revoked) key with this hash, for every request that carries one.
+///
+/// On SQLite the answer is reused until this process writes and for at most a second
+/// ([`jobboard_store::reuse`]): a key revoked or changed through this server is seen by
+/// its next request, and the command line waits out that second before it reports a
+/// change while a server has the file open. On PostgreSQL every call reads.
 pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
+    static KEYS: std::sync::LazyLock<Reused<Vec<u8>, KeyAuth>> =
+        std::sync::LazyLock::new(|| Reused::new(10_000));
+    KEYS.get(db, hash.to_vec(), |hash| async move {
+        read_auth(db, &hash).await
+    })
+    .await
+}
+
+async fn read_auth(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
     dispatch!(db.reader(), p => {
         sqlx::query_as(concat!(
             "SELECT k.id, k.org_id, k.scopes, k.read_limit, k.write_limit, ",

@@ -2,6 +2,7 @@
 //! also has a public board: the host name it answers on, its look (name, tagline, logo,
 //! accent colour) and whether visitors may post jobs.
 
+mod boards;
 pub mod domains;
 mod store;
 
@@ -416,7 +417,8 @@ pub async fn count(db: &Db) -> Result<i64> {
 }
 
 /// The board a request's host name reaches: the organization whose domain it is, else
-/// organization 1. `None` only while no organization exists.
+/// organization 1. `None` only while no organization exists. On SQLite a board read
+/// lately is reused until this process writes (see [`boards`]).
 pub async fn board_for_host(db: &Db, host: &str) -> Result<Option<Board>> {
-    Ok(store::board_for_host(db, &host.to_ascii_lowercase()).await?)
+    boards::for_host(db, host.to_ascii_lowercase()).await
 }

@@ -89,13 +89,40 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => serve::migrate(&config).await,
         Command::Backup(args) => backup::backup(&config, args).await,
         Command::Restore(args) => backup::restore(&config, args).await,
-        Command::Orgs(cmd) => orgs::run(&open(&config).await?, &config, *cmd).await,
-        Command::Keys(cmd) => keys::run(&open(&config).await?, &config, cmd).await,
-        Command::Plans(cmd) => plans::run(&open(&config).await?, cmd).await,
-        Command::Members(cmd) => members::run(&open(&config).await?, cmd).await,
-        Command::Prices(cmd) => prices::run(&open(&config).await?, cmd).await,
-        Command::Imports(cmd) => imports::run(&open(&config).await?, &config, cmd).await,
-        Command::Users(cmd) => users::run(&open(&config).await?, cmd).await,
+        command => {
+            let db = open(&config).await?;
+            let writes = jobboard_store::committed_writes();
+            let done = match command {
+                Command::Orgs(cmd) => orgs::run(&db, &config, *cmd).await,
+                Command::Keys(cmd) => keys::run(&db, &config, cmd).await,
+                Command::Plans(cmd) => plans::run(&db, cmd).await,
+                Command::Members(cmd) => members::run(&db, cmd).await,
+                Command::Prices(cmd) => prices::run(&db, cmd).await,
+                Command::Imports(cmd) => imports::run(&db, &config, cmd).await,
+                Command::Users(cmd) => users::run(&db, cmd).await,
+                _ => unreachable!("handled above"),
+            };
+            let wrote = jobboard_store::committed_writes() != writes;
+            db.close().await;
+            drop(db);
+            if wrote {
+                let_servers_see(&config).await;
+            }
+            done
+        }
+    }
+}
+
+/// After a command wrote to an SQLite file that a server has open: waits out the time
+/// the server may answer from what it read before (see `jobboard_store::reuse`), so that
+/// once the command has reported, every request sees its change (a revoked key is
+/// refused, a new domain answers).
+async fn let_servers_see(config: &Config) {
+    let Ok(file) = jobboard_store::backup::sqlite_file(&config.database) else {
+        return;
+    };
+    if jobboard_store::backup::open_elsewhere(&file) {
+        tokio::time::sleep(jobboard_store::reuse::REUSE).await;
     }
 }
 

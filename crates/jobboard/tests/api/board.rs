@@ -13,7 +13,8 @@ backends!(
     list_pages_are_cached_with_etags,
     job_pages_answer_by_the_jobs_state,
     each_host_sees_its_own_board,
-    structured_data_of_full_and_bare_jobs
+    structured_data_of_full_and_bare_jobs,
+    a_change_by_another_process_reaches_the_board
 );
 
 /// Creates a job through the API (active unless the body says otherwise); its slug.
@@ -518,4 +519,25 @@ async fn structured_data_of_full_and_bare_jobs(b: Backend) {
         v["hiringOrganization"],
         json!({"@type": "Organization", "name": "Acme"})
     );
+}
+
+/// The board of a host is read once and reused until this node writes (SQLite), so a
+/// change made by another process on the same database must still reach the pages: the
+/// command line waits out the reuse (a second) before it reports while a server has the
+/// file open, so the request after it sees the change; on PostgreSQL every request reads.
+async fn a_change_by_another_process_reaches_the_board(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    job(&t, json!({"title": "First"})).await;
+    let brand = |r: Resp| text(&r.html(), ".site-header .brand span");
+    let before = brand(t.page("/").await);
+    // Read again: the board is now remembered (on SQLite).
+    assert_eq!(brand(t.page("/").await), before);
+    let id = t.org_id.to_string();
+    let (ok, _, err) = run_cli(
+        &["orgs", "update", &id, "--name", "Renamed elsewhere"],
+        &t.database_url,
+    );
+    assert!(ok, "{err}");
+    assert_ne!(before, "Renamed elsewhere");
+    assert_eq!(brand(t.page("/").await), "Renamed elsewhere");
 }

@@ -420,7 +420,7 @@ async fn sqlite_synchronous_is_a_setting(b: Backend) {
             // PRAGMA synchronous: 1 is NORMAL, 2 is FULL; on the writer and the readers.
             for (setting, expected) in [(Synchronous::Normal, 1), (Synchronous::Full, 2)] {
                 let t = TestApp::spawn_with(b, |c| c.sqlite_synchronous = setting).await;
-                for pool in [t.db().writer(), t.db().reader()] {
+                for pool in [&*t.db().writer(), t.db().reader()] {
                     let Pool::Sqlite(p) = pool else {
                         unreachable!()
                     };
@@ -454,7 +454,7 @@ async fn sqlite_synchronous_is_a_setting(b: Backend) {
             // The setting is SQLite's: on PostgreSQL durability is the server's, and our
             // sessions never lower `synchronous_commit` for themselves.
             let t = TestApp::spawn_with(b, |c| c.sqlite_synchronous = Synchronous::Normal).await;
-            let Pool::Postgres(p) = t.db().writer() else {
+            let Pool::Postgres(p) = &*t.db().writer() else {
                 unreachable!()
             };
             let (source,): (String,) =

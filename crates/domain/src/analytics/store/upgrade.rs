@@ -65,7 +65,7 @@ pub async fn visitors_between(
     from: &str,
     to: &str,
 ) -> DbResult<Vec<(String, Vec<u8>)>> {
-    visitor_rows(db.writer(), org_id, job, from, to).await
+    visitor_rows(&db.writer(), org_id, job, from, to).await
 }
 
 /// Writes built sketches, per organization, in one transaction: each only where the row

@@ -280,7 +280,7 @@ async fn a_job_committed_late_is_listed_in_its_place(b: Backend) {
     let t = TestApp::spawn(b).await;
     create_active(&t, "Early Harbour Pilot", json!({})).await;
     assert_eq!(fresh(&t, "search=harbour").await.1, 1);
-    match t.db().writer() {
+    match &*t.db().writer() {
         jobboard_store::Pool::Postgres(p) => {
             let mut late = p.begin().await.unwrap();
             let id = uuid::Uuid::now_v7();

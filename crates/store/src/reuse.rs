@@ -1,0 +1,85 @@
+//! Reads this node may answer from memory: what most requests must read before anything
+//! else (the board a host reaches, the key a request carries) and what changes rarely.
+//!
+//! On SQLite a value read is reused while this process has committed nothing since it
+//! was read ([`crate::committed_writes`]: every write of this node is seen by the next
+//! request), and for at most [`REUSE`], which bounds how late a change made by another
+//! process on the same file (the command line) is seen. On PostgreSQL, where other nodes
+//! write, every call reads: a write through one node is seen through every node at once.
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    hash::Hash,
+    sync::RwLock,
+    time::{Duration, Instant},
+};
+
+use crate::{Backend, Db, committed_writes};
+
+/// The longest a value is reused on SQLite: how long a change made by another process
+/// may take to be seen.
+pub const REUSE: Duration = Duration::from_secs(1);
+
+struct Remembered<V> {
+    value: V,
+    /// [`committed_writes`] before the value was read.
+    writes: u64,
+    read_at: Instant,
+}
+
+/// Values by database ([`Db::id`]) and key, at most `max` of them (keys may come from
+/// requests: past the bound the map starts over).
+pub struct Reused<K, V> {
+    values: RwLock<HashMap<(u64, K), Remembered<V>>>,
+    max: usize,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> Reused<K, V> {
+    pub fn new(max: usize) -> Reused<K, V> {
+        Reused {
+            values: RwLock::default(),
+            max,
+        }
+    }
+
+    /// The value of `key`: remembered (see the module's description), else what `read`
+    /// answers, remembered when it is `Some`.
+    pub async fn get<E, F, Fut>(&self, db: &Db, key: K, read: F) -> Result<Option<V>, E>
+    where
+        F: FnOnce(K) -> Fut,
+        Fut: Future<Output = Result<Option<V>, E>>,
+    {
+        if db.backend() == Backend::Postgres {
+            return read(key).await;
+        }
+        let writes = committed_writes();
+        let key = (db.id(), key);
+        if let Some(r) = self
+            .values
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .filter(|r| r.writes == writes && r.read_at.elapsed() < REUSE)
+        {
+            return Ok(Some(r.value.clone()));
+        }
+        let read_at = Instant::now();
+        let value = read(key.1.clone()).await?;
+        if let Some(value) = &value {
+            let mut values = self.values.write().unwrap_or_else(|e| e.into_inner());
+            if values.len() >= self.max && !values.contains_key(&key) {
+                values.clear();
+            }
+            values.insert(
+                key,
+                Remembered {
+                    value: value.clone(),
+                    writes,
+                    read_at,
+                },
+            );
+        }
+        Ok(value)
+    }
+}
