@@ -9,10 +9,10 @@ use crate::Pool;
 static WRITES: AtomicU64 = AtomicU64::new(0);
 
 /// A number that changes after every write this process commits on any of its databases
-/// (a [`Tx`] committed, or a statement run through [`Db::writer`]), never before the
-/// write is visible to readers. An in-process copy of data read when this number was `n`
-/// is current while it is still `n` and nothing outside the process (another node,
-/// another command) wrote.
+/// (a [`crate::Tx`] committed, or a statement run through [`crate::Db::writer`]), never
+/// before the write is visible to readers. An in-process copy of data read when this
+/// number was `n` is current while it is still `n` and nothing outside the process
+/// (another node, another command) wrote.
 pub fn committed_writes() -> u64 {
     WRITES.load(Ordering::Acquire)
 }
@@ -21,7 +21,7 @@ pub(crate) fn wrote() {
     WRITES.fetch_add(1, Ordering::AcqRel);
 }
 
-/// The write pool of a [`Db`], lent for statements: when it is dropped (after the
+/// The write pool of a [`crate::Db`], lent for statements: when it is dropped (after the
 /// statements run through it have completed) [`committed_writes`] changes.
 pub struct Writer<'a>(pub(crate) &'a Pool);
 
