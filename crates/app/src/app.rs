@@ -274,7 +274,7 @@ async fn bootstrap_unlocked(app: &App) -> anyhow::Result<Option<Bootstrapped>> {
 }
 
 // What the workers need of the running service.
-impl jobboard_delivery::mail::HasSetup for App {
+impl jobboard_delivery::outbox::HasSetup<jobboard_delivery::mail::Setup> for App {
     fn setup(&self) -> jobboard_delivery::mail::Setup {
         jobboard_delivery::mail::Setup {
             db: self.db.clone(),
@@ -283,22 +283,17 @@ impl jobboard_delivery::mail::HasSetup for App {
     }
 }
 
-impl jobboard_delivery::indexing::HasSetup for App {
+impl jobboard_delivery::outbox::HasSetup<jobboard_delivery::indexing::Setup> for App {
     fn setup(&self) -> jobboard_delivery::indexing::Setup {
         jobboard_delivery::indexing::Setup {
             db: self.db.clone(),
             endpoints: self.config.indexing.clone(),
-            base_url: self.config.base_url(),
-            domain_scheme: if self.config.public_url.starts_with("http://") {
-                "http".into()
-            } else {
-                "https".into()
-            },
+            links: self.config.links(),
         }
     }
 }
 
-impl jobboard_delivery::webhooks::HasSetup for App {
+impl jobboard_delivery::outbox::HasSetup<jobboard_delivery::webhooks::Setup> for App {
     fn setup(&self) -> jobboard_delivery::webhooks::Setup {
         jobboard_delivery::webhooks::Setup {
             db: self.db.clone(),

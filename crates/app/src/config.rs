@@ -236,16 +236,21 @@ impl Config {
         }
     }
 
-    /// What mail links need ([`jobboard_store::Outgoing`]), when mail is sent.
-    pub fn outgoing(&self) -> Option<jobboard_store::Outgoing> {
-        self.mail.enabled().then(|| jobboard_store::Outgoing {
+    /// Where links to the boards point ([`jobboard_store::Outgoing`]).
+    pub fn links(&self) -> jobboard_store::Outgoing {
+        jobboard_store::Outgoing {
             base_url: self.base_url(),
             domain_scheme: if self.public_url.starts_with("http://") {
                 "http".into()
             } else {
                 "https".into()
             },
-        })
+        }
+    }
+
+    /// What mail links need ([`Config::links`]), when mail is sent.
+    pub fn outgoing(&self) -> Option<jobboard_store::Outgoing> {
+        self.mail.enabled().then(|| self.links())
     }
 
     /// Defaults with `database` replaced; for tools and tests.

@@ -31,7 +31,7 @@ use jobboard_domain::{
         store::{self, Batch, CHANNEL, Outcome, WAKE},
     },
 };
-use jobboard_store::{Db, Ts};
+use jobboard_store::{Db, Outgoing, Ts};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::watch;
@@ -72,32 +72,16 @@ impl Default for Endpoints {
 pub struct Setup {
     pub db: Db,
     pub endpoints: Endpoints,
-    /// The service's own address, no trailing slash (boards without a domain).
-    pub base_url: String,
-    /// `https` unless the service's own address is plain `http`.
-    pub domain_scheme: String,
+    /// Where the boards' pages are (their own domain, else the service's address).
+    pub links: Outgoing,
 }
 
-/// Something the worker's setup can be read from (the application state).
-pub trait HasSetup {
-    fn setup(&self) -> Setup;
-}
+/// A use of the outbox worker reads its setup through [`HasSetup`].
+pub use crate::outbox::HasSetup;
 
-impl HasSetup for Setup {
+impl HasSetup<Setup> for Setup {
     fn setup(&self) -> Setup {
         self.clone()
-    }
-}
-
-impl<T: HasSetup + ?Sized> HasSetup for &T {
-    fn setup(&self) -> Setup {
-        (**self).setup()
-    }
-}
-
-impl<T: HasSetup + ?Sized> HasSetup for Arc<T> {
-    fn setup(&self) -> Setup {
-        (**self).setup()
     }
 }
 
@@ -215,14 +199,6 @@ impl Indexer {
         })
     }
 
-    /// The absolute address of `path` on the board of an organization with `domain`.
-    fn url(&self, domain: Option<&str>, path: &str) -> String {
-        match domain {
-            Some(d) => format!("{}://{d}{path}", self.setup.domain_scheme),
-            None => format!("{}{path}", self.setup.base_url),
-        }
-    }
-
     async fn deliver_batch(&self, batch: &Batch, clock: &Clock) -> Result<(), Refusal> {
         let account = store::account(&self.setup.db, batch.org_id)
             .await
@@ -234,7 +210,7 @@ impl Indexer {
                 let key = account
                     .indexnow_key
                     .ok_or_else(|| Refusal::Never("the IndexNow key was removed".into()))?;
-                let home = self.url(domain, "/");
+                let home = self.setup.links.board_url(domain, "/");
                 let host = reqwest::Url::parse(&home)
                     .ok()
                     .and_then(|u| u.host_str().map(str::to_string))
@@ -242,12 +218,12 @@ impl Indexer {
                 let urls: Vec<String> = batch
                     .notices
                     .iter()
-                    .map(|n| self.url(domain, &n.path))
+                    .map(|n| self.setup.links.board_url(domain, &n.path))
                     .collect();
                 let body = json!({
                     "host": host,
                     "key": key,
-                    "keyLocation": self.url(domain, &format!("/{key}.txt")),
+                    "keyLocation": self.setup.links.board_url(domain, &format!("/{key}.txt")),
                     "urlList": urls,
                 });
                 let res = self
@@ -288,7 +264,7 @@ impl Indexer {
                     .client
                     .post(&self.setup.endpoints.google_indexing_url)
                     .bearer_auth(&token)
-                    .json(&json!({"url": self.url(domain, &notice.path), "type": kind}))
+                    .json(&json!({"url": self.setup.links.board_url(domain, &notice.path), "type": kind}))
                     .send()
                     .await;
                 match res {
@@ -477,7 +453,7 @@ fn limits() -> Limits {
 
 /// Delivers every notice due at `clock` until none is left; returns the deliveries
 /// tried. For tests and tools: deterministic, no background task involved.
-pub async fn drain_with(setup: impl HasSetup, clock: Clock) -> usize {
+pub async fn drain_with(setup: impl HasSetup<Setup>, clock: Clock) -> usize {
     match Indexer::new(setup.setup()) {
         Ok(i) => outbox::drain(Arc::new(i), limits(), clock).await,
         Err(e) => {
@@ -488,14 +464,14 @@ pub async fn drain_with(setup: impl HasSetup, clock: Clock) -> usize {
 }
 
 /// [`drain_with`] at the time of the setup's database (the service's clock).
-pub async fn drain(setup: impl HasSetup) -> usize {
+pub async fn drain(setup: impl HasSetup<Setup>) -> usize {
     let setup = setup.setup();
     let clock = setup.db.clock().clone();
     drain_with(setup, clock).await
 }
 
 /// The indexing worker: delivers due notices until `stop`.
-pub async fn run(setup: impl HasSetup, stop: watch::Receiver<bool>) {
+pub async fn run(setup: impl HasSetup<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.setup();
     let pg = setup.db.pg().cloned();
     let clock = setup.db.clock().clone();

@@ -30,6 +30,25 @@ use tokio::{
 };
 use uuid::Uuid;
 
+/// Something the setup `S` of an outbox's use can be read from: the setup itself (each
+/// use implements it for its own `Setup`), the running service's state, or a reference
+/// to either.
+pub trait HasSetup<S> {
+    fn setup(&self) -> S;
+}
+
+impl<S, T: HasSetup<S> + ?Sized> HasSetup<S> for &T {
+    fn setup(&self) -> S {
+        (**self).setup()
+    }
+}
+
+impl<S, T: HasSetup<S> + ?Sized> HasSetup<S> for Arc<T> {
+    fn setup(&self) -> S {
+        (**self).setup()
+    }
+}
+
 /// Polling period when no wake-up arrives.
 const POLL: Duration = Duration::from_secs(1);
 

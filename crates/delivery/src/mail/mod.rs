@@ -40,33 +40,18 @@ pub struct Setup {
     pub config: MailConfig,
 }
 
-/// Whatever knows how mail is delivered: the running service (its state implements
-/// this), or a [`Setup`] of its own.
-pub trait HasSetup {
-    fn setup(&self) -> Setup;
-}
+/// A use of the outbox worker reads its setup through [`HasSetup`].
+pub use crate::outbox::HasSetup;
 
-impl HasSetup for Setup {
+impl HasSetup<Setup> for Setup {
     fn setup(&self) -> Setup {
         self.clone()
     }
 }
 
-impl<T: HasSetup + ?Sized> HasSetup for &T {
-    fn setup(&self) -> Setup {
-        (**self).setup()
-    }
-}
-
-impl<T: HasSetup + ?Sized> HasSetup for std::sync::Arc<T> {
-    fn setup(&self) -> Setup {
-        (**self).setup()
-    }
-}
-
 /// True when this service sends mail (an SMTP server is configured). Features that exist
 /// only to send mail answer `409` when it is false.
-pub fn enabled(setup: impl HasSetup) -> bool {
+pub fn enabled(setup: impl HasSetup<Setup>) -> bool {
     setup.setup().config.enabled()
 }
 

@@ -226,7 +226,7 @@ impl Outbox for Sender {
 /// Hands over every mail due at `clock` until none is left; returns the hand-overs tried.
 /// For tests and tools: deterministic, no background task involved. Does nothing when no
 /// SMTP server is configured.
-pub async fn drain_with(setup: impl HasSetup, clock: Clock) -> usize {
+pub async fn drain_with(setup: impl HasSetup<Setup>, clock: Clock) -> usize {
     let setup = setup.setup();
     match Sender::new(&setup) {
         Ok(Some(s)) => outbox::drain(Arc::new(s), setup.limits(), clock).await,
@@ -239,14 +239,14 @@ pub async fn drain_with(setup: impl HasSetup, clock: Clock) -> usize {
 }
 
 /// [`drain_with`] at the time of the setup's database (the service's clock).
-pub async fn drain(setup: impl HasSetup) -> usize {
+pub async fn drain(setup: impl HasSetup<Setup>) -> usize {
     let setup = setup.setup();
     let clock = setup.db.clock().clone();
     drain_with(setup, clock).await
 }
 
 /// The mail worker: hands due mails over, at most `mail.concurrency` at once, until `stop`.
-pub async fn run(setup: impl HasSetup, stop: watch::Receiver<bool>) {
+pub async fn run(setup: impl HasSetup<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.setup();
     let sender = match Sender::new(&setup) {
         Ok(Some(s)) => s,

@@ -72,27 +72,12 @@ pub struct Setup {
     pub public_url: String,
 }
 
-/// Whatever knows how a webhook is delivered: the running service (its state implements
-/// this), or a [`Setup`] of its own.
-pub trait HasSetup {
-    fn setup(&self) -> Setup;
-}
+/// A use of the outbox worker reads its setup through [`HasSetup`].
+pub use crate::outbox::HasSetup;
 
-impl HasSetup for Setup {
+impl HasSetup<Setup> for Setup {
     fn setup(&self) -> Setup {
         self.clone()
-    }
-}
-
-impl<T: HasSetup + ?Sized> HasSetup for &T {
-    fn setup(&self) -> Setup {
-        (**self).setup()
-    }
-}
-
-impl<T: HasSetup + ?Sized> HasSetup for std::sync::Arc<T> {
-    fn setup(&self) -> Setup {
-        (**self).setup()
     }
 }
 
@@ -486,7 +471,7 @@ impl Outbox for Sender {
 
 /// Runs fan-out and every due attempt until nothing is due at `clock`; returns the number
 /// of attempts made. For tests and tools: deterministic, no background task involved.
-pub async fn drain_with(setup: impl HasSetup, clock: Clock) -> usize {
+pub async fn drain_with(setup: impl HasSetup<Setup>, clock: Clock) -> usize {
     let setup = setup.setup();
     match Sender::new(&setup) {
         Ok(s) => outbox::drain(Arc::new(s), setup.limits(), clock).await,
@@ -498,14 +483,14 @@ pub async fn drain_with(setup: impl HasSetup, clock: Clock) -> usize {
 }
 
 /// [`drain_with`] at the time of the setup's database (the service's clock).
-pub async fn drain(setup: impl HasSetup) -> usize {
+pub async fn drain(setup: impl HasSetup<Setup>) -> usize {
     let setup = setup.setup();
     let clock = setup.db.clock().clone();
     drain_with(setup, clock).await
 }
 
 /// The delivery worker: runs until `stop`, then hands unfinished attempts back.
-pub async fn run(setup: impl HasSetup, stop: watch::Receiver<bool>) {
+pub async fn run(setup: impl HasSetup<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.setup();
     match Sender::new(&setup) {
         Ok(s) => {

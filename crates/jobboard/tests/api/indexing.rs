@@ -171,9 +171,9 @@ async fn app(b: Backend, engines: &Engines, quota: i64) -> TestApp {
 /// Delivers every notice due, as the worker does, with the board's links on this test
 /// server.
 async fn drain(t: &TestApp) -> usize {
-    let mut setup = HasSetup::setup(&t.app);
-    setup.base_url = t.base.clone();
-    setup.domain_scheme = "http".into();
+    let mut setup: indexing::Setup = HasSetup::setup(&t.app);
+    setup.links.base_url = t.base.clone();
+    setup.links.domain_scheme = "http".into();
     indexing::drain(setup).await
 }
 
