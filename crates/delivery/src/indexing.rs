@@ -185,15 +185,9 @@ enum Refusal {
 
 impl Indexer {
     pub fn new(setup: Setup) -> anyhow::Result<Indexer> {
-        crate::init_tls();
         Ok(Indexer {
             setup,
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(TIMEOUT)
-                .user_agent(concat!("jobboard/", env!("CARGO_PKG_VERSION")))
-                .build()?,
+            client: crate::api_client(TIMEOUT)?,
             owner: Uuid::now_v7(),
             tokens: Mutex::new(HashMap::new()),
         })

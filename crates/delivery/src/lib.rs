@@ -19,3 +19,15 @@ pub fn init_tls() {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
 }
+
+/// A client of an outside service's documented API (the card processor, the search
+/// engines): no proxy, no redirect followed, `timeout` per request, our user agent.
+pub(crate) fn api_client(timeout: std::time::Duration) -> reqwest::Result<reqwest::Client> {
+    init_tls();
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
+        .user_agent(concat!("jobboard/", env!("CARGO_PKG_VERSION")))
+        .build()
+}

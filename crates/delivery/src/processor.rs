@@ -67,14 +67,8 @@ pub struct Processor {
 
 impl Processor {
     pub fn new() -> anyhow::Result<Processor> {
-        crate::init_tls();
         Ok(Processor {
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(TIMEOUT)
-                .user_agent(concat!("jobboard/", env!("CARGO_PKG_VERSION")))
-                .build()?,
+            client: crate::api_client(TIMEOUT)?,
         })
     }
 
