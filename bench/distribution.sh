@@ -28,6 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+. bench/lib.sh
 IMPORT_JOBS="${BENCH_IMPORT_JOBS:-10000}"
 JOBS="${BENCH_JOBS:-1000000}"
 RUNS="${BENCH_RUNS:-3}"
@@ -59,10 +60,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 wait_ready() {
   for _ in $(seq 1 600); do
     curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null 2>&1 && return

@@ -32,6 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+. bench/lib.sh
 export BENCH_DIR="$ROOT/bench"
 
 JOBS="${BENCH_JOBS:-1000000}"
@@ -72,9 +73,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 
 # The endpoints measured: label, path, and an optional request header (POST bodies come
 # from post.lua). Job lists are served from the list cache while nothing changes; the
@@ -187,7 +185,6 @@ sitemap_memory() {
           parts, urls, bytes / 1e6, total, max, idle / 1024, hwm / 1024, (hwm - idle) / 1024 }' "$WORK/parts.txt"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 measure() {
   local label="$1" url="${2//@SLUG@/$SLUG}" key="$3" extra="${4:-X-Bench: 1}" script="$BENCH_DIR/report.lua"
@@ -243,18 +240,8 @@ run_backend() {
       return
     fi
   fi
-  "$BIN" --database "$db" migrate >/dev/null
   local org key
-  org=$("$BIN" --database "$db" orgs create --name bench | tail -n 1)
-  key=$("$BIN" --database "$db" keys create --org "$org" --read-limit 100000 --write-limit 100000 | tail -n 1)
-  # The CLI caps limits at 100,000 per minute; the benchmark key gets a limit it never
-  # reaches, so the limiter is measured but never refuses.
-  local raise="UPDATE api_keys SET read_limit = 1000000000, write_limit = 1000000000 WHERE org_id = $org"
-  if [ "$backend" = sqlite ]; then
-    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$WORK/bench.db" "$raise"
-  else
-    psql "$db" -qc "$raise" >/dev/null
-  fi
+  read -r org key < <(bench_org_and_key "$BIN" "$db" "$([ "$backend" = sqlite ] && echo "$WORK/bench.db" || echo postgres)")
   echo "== $backend: seeding $JOBS jobs" >&2
   if [ "$backend" = sqlite ]; then
     python3 "$BENCH_DIR/seed.py" sqlite "$WORK/bench.db" "$org" "$JOBS"

@@ -28,6 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+. bench/lib.sh
 
 RUNS="${BENCH_RUNS:-3}"
 DURATION="${BENCH_DURATION:-5s}"
@@ -52,10 +53,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
 wait_up() {
   for _ in $(seq 1 300); do
     curl -fsS -o /dev/null "$1" 2>/dev/null && return
@@ -64,8 +61,6 @@ wait_up() {
   echo "not answering: $1" >&2
   exit 1
 }
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # One wrk run; prints "req/s p50 p99 non2xx errors".
 hit() {
@@ -93,17 +88,8 @@ run_backend() {
     psql "$PG_URL" -qc "CREATE DATABASE $DROP_DB" >/dev/null
     db="${PG_URL%/*}/$DROP_DB"
   fi
-  "$BIN" --database "$db" migrate >/dev/null
   local org key port
-  org=$("$BIN" --database "$db" orgs create --name bench | tail -n 1)
-  key=$("$BIN" --database "$db" keys create --org "$org" --read-limit 100000 --write-limit 100000 | tail -n 1)
-  # A limit the benchmark never reaches: the limiter is measured, never refuses.
-  local raise="UPDATE api_keys SET read_limit = 1000000000, write_limit = 1000000000 WHERE org_id = $org"
-  if [ "$backend" = sqlite ]; then
-    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$WORK/bench.db" "$raise"
-  else
-    psql "$db" -qc "$raise" >/dev/null
-  fi
+  read -r org key < <(bench_org_and_key "$BIN" "$db" "$([ "$backend" = sqlite ] && echo "$WORK/bench.db" || echo postgres)")
   port=$(free_port)
   RUST_LOG=warn "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --no-worker >"$WORK/server-$backend.log" 2>&1 &
   local server=$!

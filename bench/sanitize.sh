@@ -10,6 +10,7 @@
 # Needs: cargo (without BENCH_BINS), wrk, curl, python3. Traffic stays on 127.0.0.1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+. "$ROOT/bench/lib.sh"
 RUNS="${BENCH_RUNS:-3}"
 DURATION="${BENCH_DURATION:-5}"
 if [ -z "${BENCH_BINS:-}" ]; then
@@ -24,10 +25,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 python3 -c 'import json; print(json.dumps({"title": "Nested", "company_name": "Acme", "description": "<ul><li>" * 12000}))' >"$WORK/worst.json"
 
