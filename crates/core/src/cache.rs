@@ -3,9 +3,9 @@
 //! (job lists, CMS reads, board pages).
 //!
 //! An entry is served only while (a) the version number of what it was rendered from,
-//! read from the database on every request (a board's, on SQLite, once per write of this
-//! process and at least every second: see `jobboard_domain::orgs::boards`), is the one
-//! the entry was rendered at, and
+//! read from the database on every request (on SQLite, with the board of a host or the
+//! key of a request, once per write of this process and at least every second: see
+//! `jobboard_store::reuse`), is the one the entry was rendered at, and
 //! (b) the clock is before the entry's deadline (the next moment a time window changes
 //! the answer, and at most 60 s after rendering). Every write bumps the version in the
 //! same transaction as the write, so a write on any node sharing the database invalidates

@@ -2,7 +2,6 @@
 //! also has a public board: the host name it answers on, its look (name, tagline, logo,
 //! accent colour) and whether visitors may post jobs.
 
-mod boards;
 pub mod domains;
 mod store;
 
@@ -12,6 +11,8 @@ use utoipa::openapi::{
     ObjectBuilder, RefOr,
     schema::{Schema, Type},
 };
+
+use jobboard_store::reuse::Reused;
 
 use crate::{
     Error, Input, OrgId, Result, Ts,
@@ -417,8 +418,19 @@ pub async fn count(db: &Db) -> Result<i64> {
 }
 
 /// The board a request's host name reaches: the organization whose domain it is, else
-/// organization 1. `None` only while no organization exists. On SQLite a board read
-/// lately is reused until this process writes (see [`boards`]).
+/// organization 1. `None` only while no organization exists.
+///
+/// A board page needs it before anything else, and reading it for every request was most
+/// of what a cached page cost: on SQLite a board read is reused until this process writes,
+/// and for at most a second; on PostgreSQL every call reads (see
+/// [`jobboard_store::reuse`]).
 pub async fn board_for_host(db: &Db, host: &str) -> Result<Option<Board>> {
-    boards::for_host(db, host.to_ascii_lowercase()).await
+    /// By lower-case host, at most 10,000 (a request may name any host).
+    static BOARDS: std::sync::LazyLock<Reused<String, Board>> =
+        std::sync::LazyLock::new(|| Reused::new(10_000));
+    Ok(BOARDS
+        .get(db, host.to_ascii_lowercase(), |host| async move {
+            store::board_for_host(db, &host).await
+        })
+        .await?)
 }
