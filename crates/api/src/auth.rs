@@ -40,32 +40,15 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     }
     let write = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let found = if looks_like_key(key) {
-        // Concurrent requests with one key share a lookup that starts after they arrived
-        // (see `coalesce`), so a revocation is still seen by every later request. On
-        // PostgreSQL the same statement takes the requests from the key's rate limit: one
-        // round trip for a group of requests, the limit exact across nodes.
-        let db = app.db.clone();
-        let lookup = app
-            .key_lookups
-            .get((hash_key(key), write), move |(hash, write), n| {
-                let db = db.clone();
-                async move {
-                    match db.pg() {
-                        Some(pool) => keys::authenticate_and_take(pool, &hash, write, n)
-                            .await
-                            .map(|found| found.map(|(k, taken)| (k, Some(taken)))),
-                        None => keys::authenticate(&db, &hash)
-                            .await
-                            .map(|found| found.map(|k| (k, None))),
-                    }
-                    .map_err(Arc::new)
-                }
-            })
-            .await;
-        match lookup {
-            Some((Ok(found), place)) => found.map(|(k, taken)| (k, taken, place)),
-            Some((Err(e), _)) => return ApiError::internal(&e).into_response(),
-            None => return ApiError::internal(&"key lookup failed").into_response(),
+        let hash = hash_key(key);
+        match keys::reused(&app.db, &hash) {
+            // SQLite: the key as read lately, while nothing was written since (see
+            // `keys::authenticate`).
+            Some(k) => Some((k, None, 0)),
+            None => match lookup(&app, hash, write).await {
+                Ok(found) => found,
+                Err(res) => return res,
+            },
         }
     } else {
         None
@@ -155,4 +138,40 @@ fn set_limit_headers(h: &mut HeaderMap, d: &Decision) {
     h.insert("x-ratelimit-limit", HeaderValue::from(d.limit));
     h.insert("x-ratelimit-remaining", HeaderValue::from(d.remaining));
     h.insert("x-ratelimit-reset", HeaderValue::from(d.reset_unix));
+}
+
+/// The key with hash `hash`, looked up in the database: its row, what its rate limit gave
+/// (PostgreSQL) and the caller's place in its round; or the error response.
+async fn lookup(
+    app: &AppState,
+    hash: Vec<u8>,
+    write: bool,
+) -> Result<Option<(keys::KeyAuth, Option<keys::Taken>, usize)>, Response> {
+    // Concurrent requests with one key share a lookup that starts after they arrived (see
+    // `coalesce`), so a revocation is still seen by every later request. On PostgreSQL
+    // the same statement takes the requests from the key's rate limit: one round trip for
+    // a group of requests, the limit exact across nodes.
+    let db = app.db.clone();
+    let lookup = app
+        .key_lookups
+        .get((hash, write), move |(hash, write), n| {
+            let db = db.clone();
+            async move {
+                match db.pg() {
+                    Some(pool) => keys::authenticate_and_take(pool, &hash, write, n)
+                        .await
+                        .map(|found| found.map(|(k, taken)| (k, Some(taken)))),
+                    None => keys::authenticate(&db, &hash)
+                        .await
+                        .map(|found| found.map(|k| (k, None))),
+                }
+                .map_err(Arc::new)
+            }
+        })
+        .await;
+    match lookup {
+        Some((Ok(found), place)) => Ok(found.map(|(k, taken)| (k, taken, place))),
+        Some((Err(e), _)) => Err(ApiError::internal(&e).into_response()),
+        None => Err(ApiError::internal(&"key lookup failed").into_response()),
+    }
 }

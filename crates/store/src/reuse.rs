@@ -55,14 +55,8 @@ impl<K: Hash + Eq + Clone, V: Clone> Reused<K, V> {
         }
         let writes = committed_writes();
         let key = (db.id(), key);
-        if let Some(r) = self
-            .values
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .filter(|r| r.writes == writes && r.read_at.elapsed() < REUSE)
-        {
-            return Ok(Some(r.value.clone()));
+        if let Some(v) = self.fresh(&key, writes) {
+            return Ok(Some(v));
         }
         let read_at = Instant::now();
         let value = read(key.1.clone()).await?;
@@ -81,5 +75,24 @@ impl<K: Hash + Eq + Clone, V: Clone> Reused<K, V> {
             );
         }
         Ok(value)
+    }
+
+    /// The value of `key` when a remembered one may still be used (see the module's
+    /// description), without reading: for callers that read in a way of their own on a
+    /// miss. Always `None` on PostgreSQL.
+    pub fn peek(&self, db: &Db, key: K) -> Option<V> {
+        if db.backend() == Backend::Postgres {
+            return None;
+        }
+        self.fresh(&(db.id(), key), committed_writes())
+    }
+
+    fn fresh(&self, key: &(u64, K), writes: u64) -> Option<V> {
+        self.values
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .filter(|r| r.writes == writes && r.read_at.elapsed() < REUSE)
+            .map(|r| r.value.clone())
     }
 }

@@ -80,13 +80,21 @@ pub struct KeyAuth {
 /// its next request, and the command line waits out that second before it reports a
 /// change while a server has the file open. On PostgreSQL every call reads.
 pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
-    static KEYS: std::sync::LazyLock<Reused<Vec<u8>, KeyAuth>> =
-        std::sync::LazyLock::new(|| Reused::new(10_000));
     KEYS.get(db, hash.to_vec(), |hash| async move {
         read_auth(db, &hash).await
     })
     .await
 }
+
+/// The key with this hash as [`authenticate`] last read it, while that reading may still
+/// be used (SQLite); `None` means: look it up.
+pub fn reused(db: &Db, hash: &[u8]) -> Option<KeyAuth> {
+    KEYS.peek(db, hash.to_vec())
+}
+
+/// The keys [`authenticate`] read lately, by hash.
+static KEYS: std::sync::LazyLock<Reused<Vec<u8>, KeyAuth>> =
+    std::sync::LazyLock::new(|| Reused::new(10_000));
 
 async fn read_auth(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
     dispatch!(db.reader(), p => {
