@@ -185,12 +185,12 @@ macro_rules! text_columns {
             fn encode_by_ref(
                 &self,
                 buf: &mut <::sqlx::Sqlite as ::sqlx::Database>::ArgumentBuffer,
-            ) -> Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
+            ) -> ::std::result::Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
                 <&str as ::sqlx::Encode<::sqlx::Sqlite>>::encode($crate::values::TextEnum::as_str(*self), buf)
             }
         }
         impl<'r> ::sqlx::Decode<'r, ::sqlx::Sqlite> for $t {
-            fn decode(value: <::sqlx::Sqlite as ::sqlx::Database>::ValueRef<'r>) -> Result<Self, ::sqlx::error::BoxDynError> {
+            fn decode(value: <::sqlx::Sqlite as ::sqlx::Database>::ValueRef<'r>) -> ::std::result::Result<Self, ::sqlx::error::BoxDynError> {
                 $crate::codec::decode_text(<&str as ::sqlx::Decode<::sqlx::Sqlite>>::decode(value)?)
             }
         }
@@ -202,12 +202,12 @@ macro_rules! text_columns {
             fn encode_by_ref(
                 &self,
                 buf: &mut <::sqlx::Postgres as ::sqlx::Database>::ArgumentBuffer,
-            ) -> Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
+            ) -> ::std::result::Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
                 <&str as ::sqlx::Encode<::sqlx::Postgres>>::encode($crate::values::TextEnum::as_str(*self), buf)
             }
         }
         impl<'r> ::sqlx::Decode<'r, ::sqlx::Postgres> for $t {
-            fn decode(value: <::sqlx::Postgres as ::sqlx::Database>::ValueRef<'r>) -> Result<Self, ::sqlx::error::BoxDynError> {
+            fn decode(value: <::sqlx::Postgres as ::sqlx::Database>::ValueRef<'r>) -> ::std::result::Result<Self, ::sqlx::error::BoxDynError> {
                 $crate::codec::decode_text(<&str as ::sqlx::Decode<::sqlx::Postgres>>::decode(value)?)
             }
         }
@@ -233,13 +233,13 @@ macro_rules! json_columns {
             fn encode_by_ref(
                 &self,
                 buf: &mut <::sqlx::Sqlite as ::sqlx::Database>::ArgumentBuffer,
-            ) -> Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
+            ) -> ::std::result::Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
                 <::sqlx::types::Json<&$t> as ::sqlx::Encode<::sqlx::Sqlite>>::encode_by_ref(&::sqlx::types::Json(self), buf)
             }
         }
 
         impl<'r> ::sqlx::Decode<'r, ::sqlx::Sqlite> for $t {
-            fn decode(value: <::sqlx::Sqlite as ::sqlx::Database>::ValueRef<'r>) -> Result<Self, ::sqlx::error::BoxDynError> {
+            fn decode(value: <::sqlx::Sqlite as ::sqlx::Database>::ValueRef<'r>) -> ::std::result::Result<Self, ::sqlx::error::BoxDynError> {
                 Ok(<::sqlx::types::Json<$t> as ::sqlx::Decode<::sqlx::Sqlite>>::decode(value)?.0)
             }
         }
@@ -253,13 +253,13 @@ macro_rules! json_columns {
             fn encode_by_ref(
                 &self,
                 buf: &mut <::sqlx::Postgres as ::sqlx::Database>::ArgumentBuffer,
-            ) -> Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
+            ) -> ::std::result::Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
                 <::sqlx::types::Json<&$t> as ::sqlx::Encode<::sqlx::Postgres>>::encode_by_ref(&::sqlx::types::Json(self), buf)
             }
         }
 
         impl<'r> ::sqlx::Decode<'r, ::sqlx::Postgres> for $t {
-            fn decode(value: <::sqlx::Postgres as ::sqlx::Database>::ValueRef<'r>) -> Result<Self, ::sqlx::error::BoxDynError> {
+            fn decode(value: <::sqlx::Postgres as ::sqlx::Database>::ValueRef<'r>) -> ::std::result::Result<Self, ::sqlx::error::BoxDynError> {
                 Ok(<::sqlx::types::Json<$t> as ::sqlx::Decode<::sqlx::Postgres>>::decode(value)?.0)
             }
         }
