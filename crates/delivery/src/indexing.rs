@@ -250,7 +250,7 @@ impl Indexer {
                     .ok_or_else(|| Refusal::Never("the Google key was removed".into()))?;
                 let notice = &batch.notices[0];
                 let token = self.token(batch.org_id, &key).await?;
-                let kind = match notice.action() {
+                let kind = match notice.action {
                     Action::Updated => "URL_UPDATED",
                     Action::Deleted => "URL_DELETED",
                 };

@@ -19,60 +19,19 @@ use serde::Serialize;
 use crate::{
     Error, JobId, OrgId, Result, Ts,
     db::{Db, DbResult, Tx},
-    dispatch, dispatch_tx,
+    dispatch, dispatch_tx, text_enum,
 };
 
-/// The search engines told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    Google,
-    IndexNow,
-}
+text_enum!(
+    /// The search engines told.
+    Engine { Google = "google", IndexNow = "indexnow" }
+);
 
-impl Engine {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Google => "google",
-            Engine::IndexNow => "indexnow",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Engine> {
-        match s {
-            "google" => Some(Engine::Google),
-            "indexnow" => Some(Engine::IndexNow),
-            _ => None,
-        }
-    }
-}
-
-/// What a notice tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// The page is new or changed (Google's `URL_UPDATED`).
-    Updated,
-    /// The page is gone (Google's `URL_DELETED`).
-    Deleted,
-}
-
-impl Action {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Updated => "updated",
-            Action::Deleted => "deleted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Action> {
-        match s {
-            "updated" => Some(Action::Updated),
-            "deleted" => Some(Action::Deleted),
-            _ => None,
-        }
-    }
-}
+text_enum!(
+    /// What a notice tells: the page is new or changed (`updated`, Google's `URL_UPDATED`),
+    /// or gone (`deleted`, Google's `URL_DELETED`).
+    Action { Updated = "updated", Deleted = "deleted" }
+);
 
 /// What a notice names: a job's page, and where the job stands in the priority of
 /// Google's quota (featured, then newest).

@@ -33,11 +33,11 @@ pub const INDEXNOW_BATCH: i64 = 10_000;
 pub struct Notice {
     pub id: Uuid,
     pub org_id: OrgId,
-    engine: String,
+    pub engine: Engine,
     pub job_id: JobId,
     /// The job page's path on the organization's board.
     pub path: String,
-    action: String,
+    pub action: Action,
     pub featured: bool,
     pub job_created_at: Ts,
     pub status: String,
@@ -47,16 +47,6 @@ pub struct Notice {
     pub last_error: Option<String>,
     pub created_at: Ts,
     pub sent_at: Option<Ts>,
-}
-
-impl Notice {
-    pub fn engine(&self) -> Engine {
-        Engine::parse(&self.engine).unwrap_or(Engine::IndexNow)
-    }
-
-    pub fn action(&self) -> Action {
-        Action::parse(&self.action).unwrap_or(Action::Updated)
-    }
 }
 
 const COLS: &str = "id, org_id, engine, job_id, path, action, featured, job_created_at, status, \
