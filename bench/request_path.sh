@@ -23,7 +23,10 @@
 #   GET /api/jobs (cached) + the key's authentication and rate limit, the list cache
 #
 # Each run measures every row once, one after another (wrk -t2 -c32), so each ratio is
-# taken against the floor of its own run; the table gives medians of RUNS runs.
+# taken against the floor of its own run; the table gives medians of RUNS runs. The data
+# is grown through the API by the running server (20 jobs posted before the first pass);
+# a second pass measures the same rows while bench/poster.py posts BENCH_POSTING (10)
+# jobs a second through the API, as a board in use grows.
 # Needs: cargo, wrk, curl, python3. Traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +38,9 @@ DURATION="${BENCH_DURATION:-5s}"
 CONNS="${BENCH_CONNECTIONS:-32}"
 THREADS="${BENCH_THREADS:-2}"
 BACKENDS="${BENCH_BACKENDS:-sqlite}"
+# Jobs a second posted through the API during a second pass of every row (0: no second
+# pass).
+POSTING="${BENCH_POSTING:-10}"
 PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 
 cargo build --release --quiet --bin jobboard --example bare_server
@@ -76,6 +82,40 @@ start_bare() {
   "$BARE" "$1" "127.0.0.1:$PORT" >/dev/null &
   PIDS+=($!)
   wait_up "http://127.0.0.1:$PORT/healthz"
+}
+
+# Measures every row of `rows` RUNS times, one after the other, and prints the table
+# titled $1.
+measure_rows() {
+  local row label url header out run
+  : >"$WORK/results.txt"
+  for run in $(seq 1 "$RUNS"); do
+    for row in "${rows[@]}"; do
+      IFS='|' read -r label url header <<<"$row"
+      out=$(hit "$url" -H "${header:-X-Bench: 1}")
+      echo "$run|$label|$out" >>"$WORK/results.txt"
+      echo "  run $run: $label: $out" >&2
+    done
+  done
+  echo
+  echo "### $backend, $1: $(nproc) cores, wrk -t$THREADS -c$CONNS, $RUNS runs of $DURATION, $(date -u +%Y-%m-%d)"
+  echo
+  echo "| Request | req/s (median) | per run | p99 ms (median) | of bare (median of runs) | non-2xx, errors |"
+  echo "|---|---:|---|---:|---:|---|"
+  for row in "${rows[@]}"; do
+    IFS='|' read -r label url header <<<"$row"
+    local rps per p99 ratio bad
+    rps=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); print a[1]}' "$WORK/results.txt" | median)
+    per=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); printf "%s%.0f", sep, a[1]; sep=", "}' "$WORK/results.txt")
+    p99=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); print a[3]}' "$WORK/results.txt" | median)
+    bad=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); n += a[4]; e += a[5]} END {print n ", " e}' "$WORK/results.txt")
+    ratio=$(awk -F'|' -v l="$label" '
+      { split($3, a, " ") }
+      $2 == "bare /healthz" { floor[$1] = a[1] }
+      $2 == l { mine[$1] = a[1] }
+      END { for (r in mine) printf "%.3f\n", mine[r] / floor[r] }' "$WORK/results.txt" | median)
+    printf '| %s | %.0f | %s | %.2f | %.0f%% | %s |\n' "$label" "$rps" "$per" "$p99" "$(echo "$ratio * 100" | bc -l)" "$bad"
+  done
 }
 
 run_backend() {
@@ -123,34 +163,21 @@ run_backend() {
     IFS='|' read -r label url header <<<"$row"
     wrk -t"$THREADS" -c"$CONNS" -d1s -H "${header:-X-Bench: 1}" "$url" >/dev/null
   done
-  : >"$WORK/results.txt"
-  for run in $(seq 1 "$RUNS"); do
-    for row in "${rows[@]}"; do
-      IFS='|' read -r label url header <<<"$row"
-      out=$(hit "$url" -H "${header:-X-Bench: 1}")
-      echo "$run|$label|$out" >>"$WORK/results.txt"
-      echo "  run $run: $label: $out" >&2
-    done
-  done
-  echo
-  echo "### $backend: $(nproc) cores, wrk -t$THREADS -c$CONNS, $RUNS runs of $DURATION, $(date -u +%Y-%m-%d)"
-  echo
-  echo "| Request | req/s (median) | per run | p99 ms (median) | of bare (median of runs) | non-2xx, errors |"
-  echo "|---|---:|---|---:|---:|---|"
-  for row in "${rows[@]}"; do
-    IFS='|' read -r label url header <<<"$row"
-    local rps per p99 ratio bad
-    rps=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); print a[1]}' "$WORK/results.txt" | median)
-    per=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); printf "%s%.0f", sep, a[1]; sep=", "}' "$WORK/results.txt")
-    p99=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); print a[3]}' "$WORK/results.txt" | median)
-    bad=$(awk -F'|' -v l="$label" '$2 == l {split($3, a, " "); n += a[4]; e += a[5]} END {print n ", " e}' "$WORK/results.txt")
-    ratio=$(awk -F'|' -v l="$label" '
-      { split($3, a, " ") }
-      $2 == "bare /healthz" { floor[$1] = a[1] }
-      $2 == l { mine[$1] = a[1] }
-      END { for (r in mine) printf "%.3f\n", mine[r] / floor[r] }' "$WORK/results.txt" | median)
-    printf '| %s | %.0f | %s | %.2f | %.0f%% | %s |\n' "$label" "$rps" "$per" "$p99" "$(echo "$ratio * 100" | bc -l)" "$bad"
-  done
+  measure_rows "nothing else running"
+  if [ "$POSTING" != 0 ]; then
+    # The same rows while the board grows through the API: every post is a write, so the
+    # board, the key and the pages are read again after it.
+    python3 "$ROOT/bench/poster.py" "$base" "$key" "$WORK/posted.txt" "$POSTING" &
+    local poster=$!
+    PIDS+=("$poster")
+    measure_rows "while $POSTING jobs a second are posted through the API"
+    kill -TERM "$poster"
+    wait "$poster" 2>/dev/null || true
+    local posted refused
+    read -r posted refused <"$WORK/posted.txt"
+    echo
+    echo "Posted meanwhile: $posted jobs ($refused refused or failed)."
+  fi
   kill "$server" 2>/dev/null || true
 }
 
