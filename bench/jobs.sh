@@ -40,6 +40,8 @@ RUNS="${BENCH_RUNS:-3}"
 DURATION="${BENCH_DURATION:-5s}"
 CONNS="${BENCH_CONNECTIONS:-50}"
 THREADS="${BENCH_THREADS:-2}"
+# The search and posting scripts split their lines between wrk's threads by this count.
+export WRK_THREADS="$THREADS"
 PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
 # With BENCH_KEEP set to a directory, the seeded SQLite file is kept there (and on

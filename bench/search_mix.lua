@@ -11,7 +11,6 @@ function setup(thread)
   table.insert(mine, thread)
   for n, t in ipairs(mine) do
     t:set("id", n - 1)
-    t:set("nthreads", #mine)
   end
 end
 
@@ -24,7 +23,9 @@ function init(args)
     table.insert(paths, line)
   end
   i = (tonumber(os.getenv("SEARCH_MIX_START")) or 0) + (id or 0)
-  step = nthreads or 1
+  -- A thread's init runs before the next thread's setup: the count comes from the
+  -- environment (WRK_THREADS, the -t given to wrk).
+  step = tonumber(os.getenv("WRK_THREADS")) or 1
 end
 
 function request()
