@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{events, model::Job, store};
 use crate::{
-    OrgId,
+    OrgId, Ts,
     db::{Db, DbResult, Pool, Tx},
 };
 
@@ -51,8 +51,11 @@ pub(super) async fn create(db: &Db, org_id: OrgId, job: Job) -> DbResult<Job> {
 
 /// Commits the queued creations in batches ([`Db::next_batch`]).
 async fn drain(db: Db, pool: sqlx::SqlitePool, mut rx: mpsc::UnboundedReceiver<Pending>) {
+    // The creation time of the last job stored: each job is created after the one before
+    // it, however close the clock's readings.
+    let mut last = Ts::from_micros(0);
     while let Some(batch) = Db::next_batch(&mut rx, MAX_BATCH).await {
-        match commit(&db, &pool, &batch).await {
+        match commit(&db, &pool, &batch, &mut last).await {
             Ok(results) => {
                 for (p, r) in batch.into_iter().zip(results) {
                     let _ = p.reply.send(r);
@@ -75,12 +78,15 @@ async fn commit(
     db: &Db,
     pool: &sqlx::SqlitePool,
     batch: &[Pending],
+    last: &mut Ts,
 ) -> DbResult<Vec<DbResult<Job>>> {
     let out = db.outgoing();
     let mut tx = Tx::sqlite(db, pool.begin_with("BEGIN IMMEDIATE").await?);
     let mut results = Vec::with_capacity(batch.len());
     for p in batch {
-        let inserted = store::insert_new(&mut tx, p.org_id, &p.job).await;
+        let at = Ts::from_micros(tx.now().micros().max(last.micros() + 1));
+        *last = at;
+        let inserted = store::insert_new(&mut tx, p.org_id, &p.job, at).await;
         if let Ok(job) = &inserted {
             store::emit(&mut tx, p.org_id, events::created(job)).await?;
             super::notices::job_written(&mut tx, out, p.org_id, None, job).await?;

@@ -57,7 +57,7 @@ pub async fn create(db: &Db, org_id: OrgId, body: Input) -> Result<Job> {
 }
 
 /// The job a create body makes, checked as [`create`] checks it (every bad field at
-/// once), with a new id: not stored.
+/// once), with a new id: not stored (storing it stamps its times again).
 pub(crate) async fn build(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job> {
     let changes = JobChanges::read(&mut body, true);
     check_category(db, org_id, &changes, &mut body).await?;
