@@ -77,6 +77,7 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
     }
     let indexes = jobboard_domain::jobs::indexes::Indexes::of(&app.db);
     let (index_bytes, indexed) = indexes.usage();
+    let wear = indexes.wear();
     let pending = events::pending_count(&app.db)
         .await
         .map(|n| n as f64)
@@ -134,6 +135,21 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
             "jobboard_search_indexes",
             "Organizations whose jobs this node holds in an in-memory search index.",
             indexed as f64,
+        ),
+        (
+            "jobboard_search_index_misplaced_jobs",
+            "Jobs the search indexes of this node hold out of list order (they arrived too late, or were indexed again); a page that matches them sorts them.",
+            wear.misplaced as f64,
+        ),
+        (
+            "jobboard_search_index_forgotten_jobs",
+            "Places the search indexes of this node hold for jobs removed or indexed again, until their organization's index is built again.",
+            wear.forgotten as f64,
+        ),
+        (
+            "jobboard_search_index_displacement",
+            "The most places a job may be from its place in list order in any search index of this node (late arrivals within reach).",
+            wear.displacement as f64,
         ),
         (
             "jobboard_retention_applications_deleted",
@@ -196,6 +212,13 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         for (cache, stats) in &caches {
             body.push_str(&format!("{name}{{cache=\"{cache}\"}} {}\n", value(stats)));
         }
+    }
+    let name = "jobboard_search_index_builds_total";
+    body.push_str(&format!(
+        "# HELP {name} Search indexes this node built since it started, by cause: first (none on this node yet), again (dropped for room or not kept up, needed again), worn (many jobs indexed again or removed).\n# TYPE {name} counter\n"
+    ));
+    for (cause, n) in indexes.builds() {
+        body.push_str(&format!("{name}{{cause=\"{}\"}} {n}\n", cause.name()));
     }
     (
         [(

@@ -184,6 +184,18 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
         }
     })));
     if app.config.api {
+        // The search indexes follow the writes of the last seconds.
+        tasks.push(tokio::spawn(every(Duration::from_secs(1), stop.clone(), {
+            let app = app.clone();
+            move || {
+                let app = app.clone();
+                async move {
+                    if let Err(e) = jobboard_domain::jobs::indexes::follow(&app.db).await {
+                        tracing::warn!(error = ?e, "search index follow failed");
+                    }
+                }
+            }
+        })));
         // The search indexes of the largest organizations, built while the API serves.
         tasks.push(tokio::spawn({
             let app = app.clone();

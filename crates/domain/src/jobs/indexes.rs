@@ -24,7 +24,7 @@ use std::{
 };
 
 use futures_util::TryStreamExt;
-use jobboard_search::index::{Build, Doc, Key, OrgIndex};
+use jobboard_search::index::{Build, Doc, Key, OrgIndex, Wear};
 use sqlx::Connection;
 use uuid::Uuid;
 
@@ -57,6 +57,35 @@ pub struct Indexes {
     slots: Mutex<HashMap<OrgId, Arc<Slot>>>,
     /// A clock for least-recently-used eviction.
     tick: AtomicU64,
+    /// Builds since the node started, by [`Cause`].
+    builds: [AtomicU64; 3],
+    /// Where [`follow`]'s next read of changes starts (their `at`).
+    followed: Mutex<Option<Ts>>,
+}
+
+/// Why a node builds an organization's index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The organization had no index on this node yet.
+    First,
+    /// Its index was dropped (to make room for others, or not kept up for hours) and is
+    /// needed again.
+    Again,
+    /// Its index had worn: many jobs indexed again or removed ([`Wear`]).
+    Worn,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 3] = [Cause::First, Cause::Again, Cause::Worn];
+
+    /// The name `/metrics` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::First => "first",
+            Cause::Again => "again",
+            Cause::Worn => "worn",
+        }
+    }
 }
 
 /// One organization's place among the indexes.
@@ -67,6 +96,8 @@ struct Slot {
     build: Arc<tokio::sync::Mutex<()>>,
     /// The last build did not fit the budget (or the index cannot name its values).
     refused: AtomicBool,
+    /// An index of the organization was built on this node before.
+    built: AtomicBool,
     used: AtomicU64,
 }
 
@@ -168,7 +199,31 @@ impl Indexes {
             budget,
             slots: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
+            builds: Default::default(),
+            followed: Mutex::new(None),
         }
+    }
+
+    /// How many indexes this node has built since it started, by cause.
+    pub fn builds(&self) -> [(Cause, u64); 3] {
+        Cause::ALL.map(|c| (c, self.builds[c as usize].load(Ordering::Relaxed)))
+    }
+
+    /// The wear of the node's indexes: misplaced and forgotten jobs summed, the largest
+    /// displacement.
+    pub fn wear(&self) -> Wear {
+        let lives: Vec<Arc<Live>> = {
+            let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots.values().filter_map(|s| s.live()).collect()
+        };
+        lives.iter().fold(Wear::default(), |all, l| {
+            let w = l.index.read().unwrap_or_else(|e| e.into_inner()).wear();
+            Wear {
+                misplaced: all.misplaced + w.misplaced,
+                forgotten: all.forgotten + w.forgotten,
+                displacement: all.displacement.max(w.displacement),
+            }
+        })
     }
 
     /// The node's indexes of `db`.
@@ -191,12 +246,18 @@ impl Indexes {
         )
     }
 
+    /// The organization's slot, marked as used now.
     fn slot(&self, org_id: OrgId) -> Arc<Slot> {
-        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = slots.entry(org_id).or_default().clone();
+        let slot = self.entry(org_id);
         slot.used
             .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         slot
+    }
+
+    /// The organization's slot, not marked as used (work that no list asked for).
+    fn entry(&self, org_id: OrgId) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.entry(org_id).or_default().clone()
     }
 
     /// Makes room for `need` bytes by dropping the least recently used indexes of other
@@ -235,6 +296,15 @@ impl Indexes {
 impl Slot {
     fn live(&self) -> Option<Arc<Live>> {
         self.ready.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Why a build now would be made, when the slot has no index.
+    fn missing(&self) -> Cause {
+        if self.built.load(Ordering::Relaxed) {
+            Cause::Again
+        } else {
+            Cause::First
+        }
     }
 }
 
@@ -282,7 +352,7 @@ pub(super) async fn find(
     }
     let worn = live.index.read().unwrap_or_else(|e| e.into_inner()).worn();
     if worn {
-        rebuild_in_background(db, &indexes, &slot, org_id);
+        rebuild_in_background(db, &indexes, &slot, org_id, Cause::Worn);
     }
     let found = index::find(
         &live.index.read().unwrap_or_else(|e| e.into_inner()),
@@ -307,19 +377,25 @@ async fn ensure(
     }
     let jobs = count_jobs(db, org_id).await?;
     if jobs > BUILD_INLINE {
-        rebuild_in_background(db, indexes, slot, org_id);
+        rebuild_in_background(db, indexes, slot, org_id, slot.missing());
         return Ok(None);
     }
     let _building = slot.build.lock().await;
     if let Some(l) = slot.live() {
         return Ok(Some(l));
     }
-    build_into(db, indexes, slot, org_id).await
+    build_into(db, indexes, slot, org_id, slot.missing()).await
 }
 
 /// Starts a build of the organization's index unless one is running; the current index
 /// (if any) answers until the new one is ready.
-fn rebuild_in_background(db: &Db, indexes: &Arc<Indexes>, slot: &Arc<Slot>, org_id: OrgId) {
+fn rebuild_in_background(
+    db: &Db,
+    indexes: &Arc<Indexes>,
+    slot: &Arc<Slot>,
+    org_id: OrgId,
+    cause: Cause,
+) {
     let Ok(guard) = slot.build.clone().try_lock_owned() else {
         return;
     };
@@ -327,9 +403,10 @@ fn rebuild_in_background(db: &Db, indexes: &Arc<Indexes>, slot: &Arc<Slot>, org_
     tokio::spawn(async move {
         let _building = guard;
         let started = Instant::now();
-        match build_into(&db, &indexes, &slot, org_id).await {
+        match build_into(&db, &indexes, &slot, org_id, cause).await {
             Ok(Some(live)) => tracing::info!(
                 org_id = org_id.0,
+                cause = cause.name(),
                 jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
                 bytes = live.bytes.load(Ordering::Relaxed),
                 ms = started.elapsed().as_millis() as u64,
@@ -346,12 +423,14 @@ fn rebuild_in_background(db: &Db, indexes: &Arc<Indexes>, slot: &Arc<Slot>, org_
     });
 }
 
-/// Builds the organization's index, brings it up to date and makes it the slot's.
+/// Builds the organization's index (counted under `cause`), brings it up to date and
+/// makes it the slot's.
 async fn build_into(
     db: &Db,
     indexes: &Indexes,
     slot: &Slot,
     org_id: OrgId,
+    cause: Cause,
 ) -> DbResult<Option<Arc<Live>>> {
     let Some((index, mark)) = build(db, org_id).await? else {
         slot.refused.store(true, Ordering::Relaxed);
@@ -376,6 +455,8 @@ async fn build_into(
     });
     live.catch_up(db, org_id, None).await?;
     slot.refused.store(false, Ordering::Relaxed);
+    slot.built.store(true, Ordering::Relaxed);
+    indexes.builds[cause as usize].fetch_add(1, Ordering::Relaxed);
     *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = Some(live.clone());
     Ok(Some(live))
 }
@@ -435,10 +516,23 @@ async fn build(db: &Db, org_id: OrgId) -> DbResult<Option<(OrgIndex, Mark)>> {
                     .fetch_one(&mut *tx)
                     .await?;
             read_rows!(tx);
+            // The changes from `xmin` on that this snapshot sees are in the rows read:
+            // the first read of changes must not apply them again (a job indexed again
+            // is misplaced).
+            let seen: Vec<(i64, String)> = sqlx::query_as(
+                "SELECT id, xid::text FROM job_changes WHERE org_id = $1 AND xid >= $2::text::xid8",
+            )
+            .bind(org_id)
+            .bind(&xmin)
+            .fetch_all(&mut *tx)
+            .await?;
             tx.commit().await?;
             Mark::Postgres {
                 xmin: xmin.parse().unwrap_or(0),
-                applied: HashMap::new(),
+                applied: seen
+                    .into_iter()
+                    .map(|(id, xid)| (id, xid.parse().unwrap_or(0)))
+                    .collect(),
             }
         }
     };
@@ -588,6 +682,49 @@ pub async fn keep_up(db: &Db) -> DbResult<()> {
     Ok(())
 }
 
+/// How far back [`follow`] reads changes again: a write stamps its changes when it
+/// makes them and may commit a little later (microseconds).
+const FOLLOW_MARGIN: i64 = 10_000_000;
+
+/// Follows the writes of the last seconds (a periodic step, every second): the index of
+/// each organization written to applies its changes, so the next list has little or
+/// nothing to read; and an organization written to that has no index here and has grown
+/// past what a first list builds at once ([`BUILD_INLINE`]) is built in the background.
+/// A board loaded in bulk, through the API or an import, with no list meanwhile, is then
+/// indexed while it loads, and its first list answered from memory. What a list shows
+/// does not depend on this step: a list always applies every change committed before it.
+pub async fn follow(db: &Db) -> DbResult<()> {
+    let indexes = Indexes::of(db);
+    if indexes.budget == 0 {
+        return Ok(());
+    }
+    let since = indexes
+        .followed
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_else(|| Ts::from_micros(db.now().micros() - FOLLOW_MARGIN));
+    let sql = "SELECT org_id, MAX(at) FROM job_changes WHERE at >= $1 GROUP BY org_id";
+    let written: Vec<(OrgId, Ts)> = crate::dispatch!(db.reader(), p => {
+        sqlx::query_as(sql).bind(since).fetch_all(p).await?
+    });
+    if let Some(latest) = written.iter().map(|w| w.1.micros()).max() {
+        let next = Ts::from_micros((latest - FOLLOW_MARGIN).max(since.micros()));
+        *indexes.followed.lock().unwrap_or_else(|e| e.into_inner()) = Some(next);
+    }
+    for (org_id, _) in written {
+        let slot = indexes.entry(org_id);
+        if let Some(live) = slot.live() {
+            live.catch_up(db, org_id, None).await?;
+        } else if !slot.refused.load(Ordering::Relaxed)
+            && slot.build.try_lock().is_ok()
+            && count_jobs(db, org_id).await? > BUILD_INLINE
+        {
+            rebuild_in_background(db, &indexes, &slot, org_id, slot.missing());
+        }
+    }
+    Ok(())
+}
+
 /// Builds the indexes of the organizations with the most jobs, one after another, while
 /// the budget lasts (a node's start: its first lists are then answered from memory).
 pub async fn warm(db: &Db) -> DbResult<()> {
@@ -617,9 +754,11 @@ pub async fn warm(db: &Db) -> DbResult<()> {
             continue;
         }
         let started = Instant::now();
-        if let Some(live) = build_into(db, &indexes, &slot, org_id).await? {
+        let cause = slot.missing();
+        if let Some(live) = build_into(db, &indexes, &slot, org_id, cause).await? {
             tracing::info!(
                 org_id = org_id.0,
+                cause = cause.name(),
                 jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
                 bytes = live.bytes.load(Ordering::Relaxed),
                 ms = started.elapsed().as_millis() as u64,

@@ -150,6 +150,19 @@ pub struct Found {
     pub total: i64,
 }
 
+/// What sets an index apart from a fresh build of the same jobs (which has none of it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wear {
+    /// Jobs that arrived too far out of list order, or were indexed again: a page that
+    /// matches them sorts them one by one.
+    pub misplaced: usize,
+    /// Ordinals of jobs removed or indexed again, still in their words' sets.
+    pub forgotten: usize,
+    /// How many ordinals a job in place may be from its rank: a page sorts that many
+    /// extra candidates.
+    pub displacement: usize,
+}
+
 /// One organization's jobs, indexed.
 #[derive(Debug)]
 pub struct OrgIndex {
@@ -272,6 +285,15 @@ impl OrgIndex {
     pub fn worn(&self) -> bool {
         self.misplaced.len() as usize > 1_000 + self.live / 100
             || self.forgotten > 1_000 + self.live / 10
+    }
+
+    /// How far the index is from a fresh build of the same jobs.
+    pub fn wear(&self) -> Wear {
+        Wear {
+            misplaced: self.misplaced.len() as usize,
+            forgotten: self.forgotten,
+            displacement: self.displacement,
+        }
     }
 
     /// Reserves room for `n` more jobs (a build that knows how many are coming).

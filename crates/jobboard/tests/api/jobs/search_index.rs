@@ -1,5 +1,8 @@
 //! The search index behind lists: exact totals, every change followed, case and accents,
-//! organizations too large for it, late commits, indexing at start, and its bounds.
+//! organizations too large for it, late commits, concurrent writers, indexing at start
+//! and during a bulk load, and its bounds.
+
+use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
@@ -14,6 +17,8 @@ backends!(
     lists_stay_exact_when_the_index_does_not_fit,
     a_job_committed_late_is_listed_in_its_place,
     a_starting_node_indexes_the_organizations_with_jobs,
+    jobs_posted_concurrently_arrive_in_place,
+    a_board_loaded_in_bulk_is_indexed_before_its_first_list,
 );
 
 /// Stores `n` active jobs titled "Bulk Role", every other one a contract.
@@ -431,4 +436,137 @@ async fn past_the_index_bounds_lists_stay_exact(b: Backend) {
         551
     );
     assert_eq!(fresh(&t, "locations=place%20999").await.1, 2);
+}
+
+/// Jobs posted concurrently through the API reach the index in list order: none is
+/// misplaced and nothing is built again; on SQLite, where one writer stamps each job as
+/// it stores it, none is even one place out of order, and on PostgreSQL no more than the
+/// writers at once. Lists stay exact and newest first.
+async fn jobs_posted_concurrently_arrive_in_place(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    create_active(&t, "First Harbour Pilot", json!({})).await;
+    assert_eq!(fresh(&t, "search=harbour").await.1, 1);
+    let writers = 60;
+    // Each job's creation time, as its creation answered.
+    let mut created: HashMap<String, chrono::DateTime<chrono::FixedOffset>> = HashMap::new();
+    for round in 0..4 {
+        let bodies: Vec<Value> = (0..writers)
+            .map(|i| {
+                let mut body = job(&format!("Harbour Role {round}-{i}"));
+                body["status"] = json!("active");
+                body
+            })
+            .collect();
+        let results =
+            crate::members::futures_join_all(bodies.iter().map(|b| t.post("/jobs", b.clone())))
+                .await;
+        for r in &results {
+            r.expect(201);
+            let at = r.body["data"]["created_at"].as_str().unwrap();
+            created.insert(
+                r.body["data"]["title"].as_str().unwrap().to_string(),
+                chrono::DateTime::parse_from_rfc3339(at).unwrap(),
+            );
+        }
+        assert_eq!(
+            fresh(&t, "search=harbour").await.1,
+            1 + writers * (round + 1)
+        );
+    }
+    // Every page, newest first by the creation times the writers were answered.
+    let mut listed = Vec::new();
+    for page in 1..=3 {
+        let r = t
+            .req(
+                Method::GET,
+                &format!("/jobs?search=harbour&per_page=100&page={page}"),
+            )
+            .header("cache-control", "no-cache")
+            .send()
+            .await;
+        r.expect(200);
+        listed.extend(titles(&r));
+    }
+    assert_eq!(listed.len(), 1 + 4 * writers as usize);
+    assert_eq!(listed.last().unwrap(), "First Harbour Pilot");
+    let times: Vec<_> = listed[..listed.len() - 1]
+        .iter()
+        .map(|title| created[title])
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{listed:?}");
+    let m = t.metrics().await;
+    let text = &m.text;
+    assert_eq!(
+        gauge(text, "jobboard_search_index_misplaced_jobs"),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(
+        gauge(text, "jobboard_search_index_forgotten_jobs"),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(
+        gauge(text, r#"jobboard_search_index_builds_total{cause="worn"}"#),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(
+        gauge(text, r#"jobboard_search_index_builds_total{cause="first"}"#),
+        1.0,
+        "{text}"
+    );
+    let displacement = gauge(text, "jobboard_search_index_displacement");
+    match b {
+        Backend::Sqlite => assert_eq!(displacement, 0.0, "{text}"),
+        Backend::Postgres => assert!(displacement <= writers as f64, "{text}"),
+    }
+}
+
+/// An organization loaded in bulk with no list meanwhile (more jobs than a first list
+/// indexes at once) is indexed by the node while it loads: its first list finds the
+/// index built, and builds nothing.
+async fn a_board_loaded_in_bulk_is_indexed_before_its_first_list(b: Backend) {
+    let t = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    // Past the 20,000 jobs a first list indexes before it answers.
+    insert_bulk(&t, 20_100).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let m = t.metrics().await;
+        if gauge(&m.text, "jobboard_search_indexes") >= 1.0 {
+            assert_eq!(
+                gauge(
+                    &m.text,
+                    r#"jobboard_search_index_builds_total{cause="first"}"#
+                ),
+                1.0,
+                "{}",
+                m.text
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no index built: {}",
+            m.text
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(fresh(&t, "job_types=contract").await.1, 10_050);
+    create_active(&t, "Bulk Harbour Pilot", json!({"job_type": "contract"})).await;
+    assert_eq!(
+        fresh(&t, "job_types=contract&search=harbour").await,
+        (vec!["Bulk Harbour Pilot".to_string()], 1)
+    );
+    let m = t.metrics().await;
+    let builds: f64 = ["first", "again", "worn"]
+        .iter()
+        .map(|c| {
+            gauge(
+                &m.text,
+                &format!("jobboard_search_index_builds_total{{cause=\"{c}\"}}"),
+            )
+        })
+        .sum();
+    assert_eq!(builds, 1.0, "{}", m.text);
 }
