@@ -72,6 +72,7 @@ impl OrgIndex {
                 }
             };
         let max = self.max_key.map_or(key, |m| m.max(key));
+        self.grow();
         if in_place {
             self.keys.push(key);
             self.max_key = Some(max);
@@ -96,14 +97,51 @@ impl OrgIndex {
         self.set_attributes(o, doc)
     }
 
+    /// Makes room for one more ordinal in each per-ordinal list, growing them by an
+    /// eighth instead of doubling (a list of a million keys would otherwise hold up to a
+    /// million spare ones).
+    fn grow(&mut self) {
+        if self.keys.len() < self.keys.capacity() {
+            return;
+        }
+        let more = (self.keys.len() / 8).max(1024);
+        self.keys.reserve_exact(more);
+        self.attrs.reserve_exact(more);
+        self.cats.reserve_exact(more);
+        self.locs.reserve_exact(more);
+        self.salaries.reserve_exact(more);
+    }
+
     /// Moves `settled` up to the window's start, folding the keys it passes into
     /// `settled_max` (misplaced keys are the largest in place when they came: no harm).
+    /// A chunk of ordinals that `settled` has passed takes no more jobs (a late one lands
+    /// in the window, a misplaced one at the end): its sets are sealed.
     fn settle(&mut self) {
         let target = self.keys.len().saturating_sub(WINDOW);
+        let before = self.settled >> 16;
         while self.settled < target {
             let k = self.keys[self.settled];
             self.settled_max = Some(self.settled_max.map_or(k, |m| m.max(k)));
             self.settled += 1;
+        }
+        for key in before..self.settled >> 16 {
+            self.seal(key as u16);
+        }
+    }
+
+    /// Gives back the spare capacity every set holds in chunk `key`.
+    fn seal(&mut self, key: u16) {
+        for p in self
+            .postings
+            .iter_mut()
+            .chain(&mut self.statuses)
+            .chain(&mut self.types)
+            .chain([&mut self.remote, &mut self.sticky, &mut self.misplaced])
+            .chain(&mut self.categories)
+            .chain(self.locations.iter_mut().map(|(_, p)| p))
+            .chain(&mut self.countries)
+        {
+            p.seal(key);
         }
     }
 

@@ -286,6 +286,17 @@ impl Postings {
         }
     }
 
+    /// Gives back the spare capacity of chunk `key`, one that is complete (an index that
+    /// grows one ordinal at a time seals each chunk once no job can land in it any more,
+    /// so a grown index holds about what a built one does).
+    pub fn seal(&mut self, key: u16) {
+        if let Ok(i) = self.find(key)
+            && let Data::Sparse(bytes) = &mut self.chunks[i].data
+        {
+            bytes.shrink_to_fit();
+        }
+    }
+
     fn find(&self, key: u16) -> Result<usize, usize> {
         self.chunks.binary_search_by_key(&key, |c| c.key)
     }

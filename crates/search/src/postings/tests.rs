@@ -381,3 +381,22 @@ fn block_helpers() {
     block_and(&mut x, &a);
     assert!(x.iter().zip(&sparse).zip(&a).all(|((x, s), a)| *x == s & a));
 }
+
+/// Sealing a complete chunk gives back its spare bytes and changes no member; the chunk
+/// still takes changes afterwards.
+#[test]
+fn sealing_a_chunk_keeps_its_members() {
+    let mut rng = Lcg(5);
+    let (mut p, mut want) = build(&mut rng, 0, 2 * 65_536 + 500, 30_000);
+    let before = p.heap_bytes();
+    p.seal(0);
+    p.seal(1);
+    p.seal(9);
+    assert!(p.heap_bytes() < before, "{} >= {before}", p.heap_bytes());
+    check(&p, &want, &mut rng);
+    for o in [3, 65_535, 70_001] {
+        assert_eq!(p.insert(o), want.insert(o));
+    }
+    assert!(p.remove(1_000) == want.remove(&1_000));
+    check(&p, &want, &mut rng);
+}
