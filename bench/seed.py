@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Seeds N jobs into one organization of a migrated jobboard database (standard library only).
+"""Seeds N jobs into each organization of a migrated jobboard database (standard library only).
 
-    seed.py sqlite PATH ORG_ID N
-    seed.py postgres URL ORG_ID N      (streams CSV into `psql \\copy`)
+    seed.py sqlite PATH ORGS N
+    seed.py postgres URL ORGS N      (streams CSV into `psql \\copy`)
+
+ORGS is one organization's id, or a range FIRST-LAST of ids (each gets N jobs of its own,
+with the same word lists; one organization gets the same jobs whatever the range).
 
 The data is deterministic (fixed random seed): titles like "Senior Rust Engineer" from word
 lists, about 400 companies, 30 locations, 6 job types, a quarter remote, 96% active (0.2%
@@ -37,11 +40,20 @@ def word(rng):
     return "".join(rng.choice(SYL) for _ in range(rng.randint(2, 3)))
 
 
-def rows(n, org):
-    rng = random.Random(42)
+def word_lists(rng):
+    """The description words (2,000) and the company names (about 400) of the jobs."""
     vocab = sorted({word(rng) for _ in range(3000)})[:2000]
     companies = sorted({f"{word(rng).capitalize()} {rng.choice(['Labs', 'GmbH', 'Inc', 'Ltd', 'Group'])}"
                         for _ in range(400)})
+    return vocab, companies
+
+
+def rows(n, org, salt=None):
+    """N jobs of organization ORG; SALT (when given) makes them differ from other sets'."""
+    rng = random.Random(42)
+    vocab, companies = word_lists(rng)
+    if salt is not None:
+        rng = random.Random(salt)
     now_us = int(time.time() * 1_000_000)
     year_us = 365 * 86400 * 1_000_000
     step = year_us // n
@@ -82,7 +94,13 @@ COLS = ["id", "org_id", "title", "description", "description_text", "company_nam
         "status", "created_at", "updated_at"]
 
 
-def seed_sqlite(path, org, n):
+def all_rows(orgs, n):
+    """N jobs of each organization of ORGS (the same ones as `rows` for one organization)."""
+    for org in orgs:
+        yield from rows(n, org, None if len(orgs) == 1 else org)
+
+
+def seed_sqlite(path, orgs, n):
     import sqlite3
     db = sqlite3.connect(path)
     db.execute("PRAGMA synchronous = OFF")
@@ -96,7 +114,7 @@ def seed_sqlite(path, org, n):
         db.execute("DROP TRIGGER job_changes_insert")
     batch = []
     with db:
-        for r in rows(n, org):
+        for r in all_rows(orgs, n):
             batch.append((r["id"], r["org_id"], r["title"], r["description"], r["description_text"],
                           r["company_name"], r["slug"], r["job_type"], r["location"],
                           int(r["is_remote"]), int(r["is_sticky"]), r["contact_email"],
@@ -123,7 +141,7 @@ def ts(us):
     return time.strftime("%Y-%m-%dT%H:%M:%S", t) + f".{us % 1_000_000:06d}Z"
 
 
-def seed_postgres(url, org, n):
+def seed_postgres(url, orgs, n):
     def psql(*args, **kw):
         return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q", *args], check=True, **kw)
 
@@ -137,9 +155,9 @@ def seed_postgres(url, org, n):
         stdin=subprocess.PIPE)
     out = io.TextIOWrapper(copy.stdin, encoding="utf-8")
     w = csv.writer(out)
-    for r in rows(n, org):
+    for r in all_rows(orgs, n):
         u = r["id"].hex()
-        w.writerow([f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}", org, r["title"],
+        w.writerow([f"{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}", r["org_id"], r["title"],
                     r["description"], r["description_text"], r["company_name"], r["slug"],
                     r["job_type"], r["location"], "t" if r["is_remote"] else "f",
                     "t" if r["is_sticky"] else "f", r["contact_email"], ts(r["expires_at"]),
@@ -159,13 +177,16 @@ def seed_postgres(url, org, n):
 def main():
     if len(sys.argv) != 5 or sys.argv[1] not in ("sqlite", "postgres"):
         sys.exit(__doc__)
-    backend, target, org, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    backend, target, n = sys.argv[1], sys.argv[2], int(sys.argv[4])
+    first, _, last = sys.argv[3].partition("-")
+    orgs = list(range(int(first), int(last or first) + 1))
     start = time.time()
     if backend == "sqlite":
-        seed_sqlite(target, org, n)
+        seed_sqlite(target, orgs, n)
     else:
-        seed_postgres(target, org, n)
-    print(f"seeded {n} jobs into {backend} in {time.time() - start:.0f} s", file=sys.stderr)
+        seed_postgres(target, orgs, n)
+    print(f"seeded {n} jobs into each of {len(orgs)} organizations ({backend}) in {time.time() - start:.0f} s",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":
