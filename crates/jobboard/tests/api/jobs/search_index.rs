@@ -118,6 +118,10 @@ async fn filtered_and_search_totals_are_exact(b: Backend) {
         r.body["meta"]["pagination"],
         json!({"current_page": 1, "per_page": 20, "total_items": 0, "total_pages": 0, "has_more": false})
     );
+    // Those lists came from the index, read from the database in more than one page
+    // (jobs created at the same time are told apart by id).
+    let m = t.metrics().await;
+    assert_eq!(gauge(&m.text, "jobboard_search_indexes"), 1.0, "{}", m.text);
 }
 
 /// Every change of what a list filters on (words, job type, location, remoteness,
