@@ -343,6 +343,14 @@ fn concurrent_arrivals_stay_in_place() {
         "{wear:?}"
     );
     assert!(!index.worn());
+    // Every job is found where it is, however late it came: a change of its attributes
+    // changes it in place, adding nothing.
+    for d in docs.values() {
+        index.put(d, false).unwrap();
+    }
+    assert_eq!(index.len(), docs.len());
+    assert_eq!(index.wear(), wear);
+    check(&index, &docs, &mut g, &cats);
 }
 
 #[test]
