@@ -6,14 +6,6 @@
 -- SEARCH_MIX_START). Prints report.lua's RESULT line at the end.
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 
-local report_setup = setup
-local count = 0
-function setup(thread)
-  report_setup(thread)
-  thread:set("id", count)
-  count = count + 1
-end
-
 local paths, keys, cdf = {}, {}, {}
 local i, step = 0, 1
 

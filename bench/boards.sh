@@ -43,39 +43,11 @@ PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 export WRK_THREADS=2
 export JOBBOARD_METRICS_TOKEN="bench-metrics-token-0123456789"
 
-if [ -n "${BENCH_BIN:-}" ]; then
-  BIN="$BENCH_BIN"
-else
-  cargo build --release --quiet --bin jobboard
-  BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
-fi
-WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-boards.XXXXXX")
-PIDS=()
-DROP_DB=""
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  if [ -n "$DROP_DB" ]; then psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null 2>&1 || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_bin
+bench_workdir boards
 
 python3 bench/search_mix.py 50000 >"$WORK/mix.txt"
 export SEARCH_MIX="$WORK/mix.txt"
-
-# "indexes bytes first again worn" from /metrics.
-index_state() {
-  curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$1/metrics" | awk '
-    $1 == "jobboard_search_indexes" {n = $2}
-    $1 == "jobboard_search_index_bytes" {b = $2}
-    $1 == "jobboard_search_index_builds_total{cause=\"first\"}" {f = $2}
-    $1 == "jobboard_search_index_builds_total{cause=\"again\"}" {a = $2}
-    $1 == "jobboard_search_index_builds_total{cause=\"worn\"}" {w = $2}
-    END {print n + 0, b + 0, f + 0, a + 0, w + 0}'
-}
-
-hwm_mb() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
-rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 
 # One run of the mix against the keys of file $2 (one board, or every board), appended
 # as a RESULT line to $3.
@@ -148,7 +120,7 @@ start_and_measure() {
   RUST_LOG=info "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --no-worker >"$WORK/server-$backend.log" 2>&1 &
   server=$!
   PIDS+=("$server")
-  for _ in $(seq 1 100); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  wait_up "$base/healthz"
   # The start's indexing: until the count of indexes holds still for two seconds.
   local held=-1 same=0 n
   while [ "$same" -lt 2 ]; do
@@ -158,7 +130,7 @@ start_and_measure() {
   done
   local idle
   idle=$(rss_mb "$server")
-  read -r n b f a w < <(index_state "$base")
+  read -r n b f a w _ < <(index_state "$base")
   local at_start="$n indexes, $(awk -v b="$b" 'BEGIN {printf "%.0f", b / 1048576}') MiB"
 
   # A short warm-up of each, then the runs, alternating.
@@ -170,7 +142,7 @@ start_and_measure() {
     mix_run "$base" "$WORK/one-key.txt" "$WORK/one.txt" $((run * 10000))
     mix_run "$base" "$WORK/keys.txt" "$WORK/many.txt" $((run * 10000 + 5000))
   done
-  read -r n b f a w < <(index_state "$base")
+  read -r n b f a w _ < <(index_state "$base")
 
   local one_rps many_rps
   one_rps=$(awk '{print $2}' "$WORK/one.txt" | median)

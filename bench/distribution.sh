@@ -38,12 +38,7 @@ PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
 KEEP="${BENCH_KEEP:-}"
 
-if [ -n "${BENCH_BIN:-}" ]; then
-  BIN="$BENCH_BIN"
-else
-  cargo build --release --quiet --bin jobboard
-  BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
-fi
+bench_bin
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
 PIDS=()
 # The databases of this run are named after its process id (they are made in subshells,

@@ -41,22 +41,8 @@ PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 export WRK_THREADS=2
 export JOBBOARD_METRICS_TOKEN="bench-metrics-token-0123456789"
 
-if [ -n "${BENCH_BIN:-}" ]; then
-  BIN="$BENCH_BIN"
-else
-  cargo build --release --quiet --bin jobboard
-  BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
-fi
-WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-grow.XXXXXX")
-PIDS=()
-DROP_DB=""
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  if [ -n "$DROP_DB" ]; then psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null 2>&1 || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_bin
+bench_workdir grow
 
 python3 bench/grow_words.py >"$WORK/words.txt"
 python3 bench/search_mix.py 50000 >"$WORK/mix.txt"
@@ -67,22 +53,6 @@ total() {
   curl -fsS -H "x-api-key: $2" -H 'Cache-Control: no-cache' "$1/api/jobs?status=all&per_page=1" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["meta"]["pagination"]["total_items"])'
 }
-
-# "first again worn misplaced forgotten displacement index_bytes" from /metrics.
-index_state() {
-  curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$1/metrics" | awk '
-    $1 == "jobboard_search_index_builds_total{cause=\"first\"}" {f = $2}
-    $1 == "jobboard_search_index_builds_total{cause=\"again\"}" {a = $2}
-    $1 == "jobboard_search_index_builds_total{cause=\"worn\"}" {w = $2}
-    $1 == "jobboard_search_index_misplaced_jobs" {m = $2}
-    $1 == "jobboard_search_index_forgotten_jobs" {g = $2}
-    $1 == "jobboard_search_index_displacement" {d = $2}
-    $1 == "jobboard_search_index_bytes" {b = $2}
-    END {print f + 0, a + 0, w + 0, m + 0, g + 0, d + 0, b + 0}'
-}
-
-rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
-hwm_mb() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 
 run_backend() {
   local backend="$1" db port server base org key
@@ -104,7 +74,7 @@ run_backend() {
   RUST_LOG=info "$BIN" --database "$db" serve --listen "127.0.0.1:$port" --no-worker >"$WORK/server-$backend.log" 2>&1 &
   server=$!
   PIDS+=("$server")
-  for _ in $(seq 1 100); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  wait_up "$base/healthz"
   total "$base" "$key" >/dev/null
   curl -fsS -o /dev/null -H "x-api-key: $key" "$base/api/jobs?search=engineer"
 
@@ -122,7 +92,7 @@ run_backend() {
     n=$(total "$base" "$key")
     now=$(date +%s.%N)
     if awk -v s="$start" -v t="$now" -v next_="$next" 'BEGIN {exit !(t - s >= next_)}'; then
-      read -r f a w m g d b < <(index_state "$base")
+      read -r _ b f a w m g d < <(index_state "$base")
       printf '%.0f,%s,%s,%.1f,%s,%s,%s,%s,%s,%s\n' "$(echo "$now - $start" | bc)" "$n" \
         "$(rss_mb "$server")" "$(echo "$b / 1048576" | bc -l)" "$f" "$a" "$w" "$m" "$g" "$d" >>"$csv"
       next=$((next + SAMPLE))
@@ -149,7 +119,7 @@ run_backend() {
       grep '^RESULT' >>"$runs"
     run=$((run + 1))
   done
-  read -r f a w m g d b < <(index_state "$base")
+  read -r _ b f a w m g d < <(index_state "$base")
 
   local post search
   post=$(grep '^RESULT' "$WORK/post-$backend.txt")

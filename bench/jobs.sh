@@ -52,12 +52,7 @@ KEEP="${BENCH_KEEP:-}"
 # The servers serve /metrics behind this token (read by wait_for_index).
 export JOBBOARD_METRICS_TOKEN="${JOBBOARD_METRICS_TOKEN:-bench-metrics-token-0123456789}"
 
-if [ -n "${BENCH_BIN:-}" ]; then
-  BIN="$BENCH_BIN"
-else
-  cargo build --release --quiet --bin jobboard
-  BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
-fi
+bench_bin
 WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
 SERVER=""
 # With BENCH_NODES=N (N > 1, PostgreSQL only) N servers run behind HAProxy.

@@ -1,5 +1,44 @@
-# What the benchmark scripts share (sourced, not run): a free port, the median of numbers
-# on standard input, and a benchmark organization with its key.
+# What the benchmark scripts share (sourced, not run): the binary measured, a work folder
+# cleaned up at exit, a free port, waiting for a server, the median of numbers on standard
+# input, a benchmark organization with its key, a server's memory and its search
+# indexes' state.
+
+# The jobboard binary measured: BENCH_BIN when given, else the release build (built now).
+# Sets BIN.
+bench_bin() {
+  if [ -n "${BENCH_BIN:-}" ]; then
+    BIN="$BENCH_BIN"
+  else
+    cargo build --release --quiet --bin jobboard
+    BIN="${CARGO_TARGET_DIR:-target}/release/jobboard"
+  fi
+}
+
+# A work folder for the run (WORK, named after $1), removed at exit, when the servers in
+# PIDS are stopped and the PostgreSQL database DROP_DB (if set) is dropped from PG_URL.
+bench_workdir() {
+  WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-$1.XXXXXX")
+  PIDS=()
+  DROP_DB=""
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  if [ -n "$DROP_DB" ]; then psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null 2>&1 || true; fi
+  rm -rf "$WORK"
+}
+
+# Waits until URL $1 answers (30 s at most, then the run stops).
+wait_up() {
+  for _ in $(seq 1 300); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return
+    sleep 0.1
+  done
+  echo "not answering: $1" >&2
+  exit 1
+}
 
 # A free TCP port on 127.0.0.1.
 free_port() {
@@ -25,4 +64,24 @@ bench_org_and_key() {
     *) python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$raise_in" "$raise" ;;
   esac
   echo "$org $key"
+}
+
+# The resident memory of process $1 in MB: now, and its peak so far.
+rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+hwm_mb() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
+# The search indexes of the server at base URL $1, from its /metrics (behind
+# JOBBOARD_METRICS_TOKEN): "indexes bytes builds_first builds_again builds_worn misplaced
+# forgotten displacement".
+index_state() {
+  curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$1/metrics" | awk '
+    $1 == "jobboard_search_indexes" {n = $2}
+    $1 == "jobboard_search_index_bytes" {b = $2}
+    $1 == "jobboard_search_index_builds_total{cause=\"first\"}" {f = $2}
+    $1 == "jobboard_search_index_builds_total{cause=\"again\"}" {a = $2}
+    $1 == "jobboard_search_index_builds_total{cause=\"worn\"}" {w = $2}
+    $1 == "jobboard_search_index_misplaced_jobs" {m = $2}
+    $1 == "jobboard_search_index_forgotten_jobs" {g = $2}
+    $1 == "jobboard_search_index_displacement" {d = $2}
+    END {print n + 0, b + 0, f + 0, a + 0, w + 0, m + 0, g + 0, d + 0}'
 }

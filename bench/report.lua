@@ -1,9 +1,11 @@
 -- Prints one machine-readable line at the end of a wrk run:
 -- RESULT <requests/s> <p50 ms> <p99 ms> <requests> <non-2xx responses> <socket errors>
+-- Each thread's `id` is its number (0, 1, ...), set before its init runs.
 non2xx = 0
 local threads = {}
 
 function setup(thread)
+  thread:set("id", #threads)
   table.insert(threads, thread)
 end
 

@@ -48,25 +48,7 @@ TARGET="${CARGO_TARGET_DIR:-target}/release"
 BIN="$TARGET/jobboard"
 BARE="$TARGET/examples/bare_server"
 
-WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/jobboard-bench.XXXXXX")
-PIDS=()
-DROP_DB=""
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  if [ -n "$DROP_DB" ]; then psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null 2>&1 || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-wait_up() {
-  for _ in $(seq 1 300); do
-    curl -fsS -o /dev/null "$1" 2>/dev/null && return
-    sleep 0.1
-  done
-  echo "not answering: $1" >&2
-  exit 1
-}
+bench_workdir bench
 
 # One wrk run; prints "req/s p50 p99 non2xx errors".
 hit() {

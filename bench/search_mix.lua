@@ -4,16 +4,6 @@
 -- Prints report.lua's RESULT line at the end.
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 
-local report_setup = setup
-local mine = {}
-function setup(thread)
-  report_setup(thread)
-  table.insert(mine, thread)
-  for n, t in ipairs(mine) do
-    t:set("id", n - 1)
-  end
-end
-
 local paths = {}
 local i = 0
 local step = 1
