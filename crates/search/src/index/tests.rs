@@ -236,6 +236,19 @@ fn check(index: &OrgIndex, docs: &HashMap<Uuid, Doc>, g: &mut Gen, cats: &[Uuid]
     }
 }
 
+/// An index built from `docs` in list order, as a node builds one.
+fn built<'a>(docs: impl Iterator<Item = &'a Doc>) -> OrgIndex {
+    let mut sorted: Vec<&Doc> = docs.collect();
+    sorted.sort_by_key(|d| d.key());
+    let mut index = OrgIndex::new(NAMES);
+    let mut b = Build::default();
+    for d in sorted {
+        index.add_built(d, &mut b).unwrap();
+    }
+    index.finish_build(b);
+    index
+}
+
 /// Random arrivals (mostly in order, some late, some very late), edits of attributes
 /// and of words, and deletions, checked after every batch against the brute force.
 #[test]
@@ -287,14 +300,7 @@ fn lists_match_brute_force_through_changes() {
             if round == 2 {
                 // Built again from the jobs in list order, as a node does; the
                 // next rounds change the built index.
-                let mut sorted: Vec<&Doc> = docs.values().collect();
-                sorted.sort_by_key(|d| d.key());
-                let mut built = OrgIndex::new(NAMES);
-                let mut b = Build::default();
-                for d in sorted {
-                    built.add_built(d, &mut b).unwrap();
-                }
-                built.finish_build(b);
+                let built = built(docs.values());
                 assert_eq!(built.len(), docs.len());
                 index = built;
                 check(&index, &docs, &mut g, &cats);
@@ -432,14 +438,7 @@ fn a_grown_index_holds_about_what_a_built_one_does() {
     for (_, d) in &arrivals {
         grown.put(d, true).unwrap();
     }
-    let mut sorted: Vec<&Doc> = arrivals.iter().map(|a| &a.1).collect();
-    sorted.sort_by_key(|d| d.key());
-    let mut built = OrgIndex::new(NAMES);
-    let mut b = Build::default();
-    for d in sorted {
-        built.add_built(d, &mut b).unwrap();
-    }
-    built.finish_build(b);
+    let built = built(arrivals.iter().map(|a| &a.1));
     assert_eq!(grown.wear().misplaced, 0);
     let (g_bytes, b_bytes) = (grown.heap_bytes(), built.heap_bytes());
     assert!(

@@ -145,11 +145,7 @@ impl Indexes {
     /// The wear of the node's indexes: misplaced and forgotten jobs summed, the largest
     /// displacement.
     pub fn wear(&self) -> Wear {
-        let lives: Vec<Arc<Live>> = {
-            let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            slots.values().filter_map(|s| s.live()).collect()
-        };
-        lives.iter().fold(Wear::default(), |all, l| {
+        self.lives().iter().fold(Wear::default(), |all, (_, l)| {
             let w = l.index.read().unwrap_or_else(|e| e.into_inner()).wear();
             Wear {
                 misplaced: all.misplaced + w.misplaced,
@@ -169,12 +165,23 @@ impl Indexes {
         self.budget
     }
 
+    /// The organizations indexed now, with their indexes.
+    fn lives(&self) -> Vec<(OrgId, Arc<Live>)> {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots
+            .iter()
+            .filter_map(|(org, s)| s.live().map(|l| (*org, l)))
+            .collect()
+    }
+
     /// Bytes the indexes hold now, and how many organizations are indexed.
     pub fn usage(&self) -> (usize, usize) {
-        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let lives: Vec<Arc<Live>> = slots.values().filter_map(|s| s.live()).collect();
+        let lives = self.lives();
         (
-            lives.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum(),
+            lives
+                .iter()
+                .map(|(_, l)| l.bytes.load(Ordering::Relaxed))
+                .sum(),
             lives.len(),
         )
     }
@@ -297,6 +304,18 @@ pub(super) async fn find(
     Ok(Some(found))
 }
 
+/// Logs a build made in the background or at start (`started` when it began).
+fn log_built(org_id: OrgId, cause: Cause, live: &Live, started: Instant) {
+    tracing::info!(
+        org_id = org_id.0,
+        cause = cause.name(),
+        jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
+        bytes = live.bytes.load(Ordering::Relaxed),
+        ms = started.elapsed().as_millis() as u64,
+        "search index built"
+    );
+}
+
 /// The organization's index, built now when it is small; `None` while a large one is
 /// built in the background, or when it does not fit.
 async fn ensure(
@@ -337,14 +356,7 @@ fn rebuild_in_background(
         let _building = guard;
         let started = Instant::now();
         match build_into(&db, &indexes, &slot, org_id, cause).await {
-            Ok(Some(live)) => tracing::info!(
-                org_id = org_id.0,
-                cause = cause.name(),
-                jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
-                bytes = live.bytes.load(Ordering::Relaxed),
-                ms = started.elapsed().as_millis() as u64,
-                "search index built"
-            ),
+            Ok(Some(live)) => log_built(org_id, cause, &live, started),
             Ok(None) => {
                 tracing::info!(
                     org_id = org_id.0,
@@ -398,14 +410,7 @@ async fn build_into(
 /// index of an organization nobody lists for a while does not fall behind).
 pub async fn keep_up(db: &Db) -> DbResult<()> {
     let indexes = Indexes::of(db);
-    let lives: Vec<(OrgId, Arc<Live>)> = {
-        let slots = indexes.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots
-            .iter()
-            .filter_map(|(org, s)| s.live().map(|l| (*org, l)))
-            .collect()
-    };
-    for (org_id, live) in lives {
+    for (org_id, live) in indexes.lives() {
         live.catch_up(db, org_id, None).await?;
     }
     Ok(())
@@ -485,14 +490,7 @@ pub async fn warm(db: &Db) -> DbResult<()> {
         let started = Instant::now();
         let cause = slot.missing();
         if let Some(live) = build_into(db, &indexes, &slot, org_id, cause).await? {
-            tracing::info!(
-                org_id = org_id.0,
-                cause = cause.name(),
-                jobs = live.index.read().unwrap_or_else(|e| e.into_inner()).len(),
-                bytes = live.bytes.load(Ordering::Relaxed),
-                ms = started.elapsed().as_millis() as u64,
-                "search index built"
-            );
+            log_built(org_id, cause, &live, started);
         }
     }
     Ok(())

@@ -97,8 +97,8 @@ const PAGE: i64 = 5_000;
 
 /// One page of an organization's jobs on SQLite, after a key in list order: every job a
 /// JSON array of [`DocRow`]'s columns (ids in hex), all in one value. SQLite's rows cross
-/// from the connection's thread one at a time, each with a wake-up; a page crosses once
-/// (a build of 1,000 jobs spent most of its time in those wake-ups).
+/// from the connection's thread one at a time, each with a wake-up of the reading task; a
+/// page crosses once.
 const SQLITE_PAGE: &str = "SELECT json_group_array(json_array(hex(j.id), j.created_at, \
     j.status, j.is_sticky, j.is_remote, j.job_type, nullif(hex(j.category_id), ''), \
     j.location, j.country, j.remote_countries, j.salary_min, j.salary_max, j.expires_at, \
