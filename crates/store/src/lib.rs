@@ -14,6 +14,7 @@ pub mod outbox;
 pub mod ratelimit;
 pub mod reuse;
 pub mod secrets;
+pub mod transfer;
 mod writes;
 
 use std::{

@@ -10,6 +10,7 @@ mod plans;
 mod prices;
 mod serve;
 mod settings;
+mod transfer;
 mod users;
 
 use clap::{Parser, Subcommand};
@@ -64,6 +65,12 @@ pub enum Command {
     /// Replace an SQLite database with a backup (refused while a server uses it; the
     /// database it replaces is kept beside it).
     Restore(backup::RestoreArgs),
+    /// Write every record of one organization to a new JSON Lines file (to move it to
+    /// another server, of either backend).
+    Export(transfer::ExportArgs),
+    /// Write the records of an organization's export into this database (refused whole
+    /// when the file is damaged; run again, it changes nothing).
+    Import(transfer::ImportArgs),
     /// Print the OpenAPI document.
     Openapi,
     /// Print the commented default configuration.
@@ -100,6 +107,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Prices(cmd) => prices::run(&db, cmd).await,
                 Command::Imports(cmd) => imports::run(&db, &config, cmd).await,
                 Command::Users(cmd) => users::run(&db, cmd).await,
+                Command::Export(args) => transfer::export(&db, args).await,
+                Command::Import(args) => transfer::import(&db, args).await,
                 _ => unreachable!("handled above"),
             };
             let wrote = jobboard_store::committed_writes() != writes;

@@ -51,6 +51,7 @@ mod site_analytics;
 mod smtp_sink;
 mod standard_webhooks;
 mod syndication;
+mod transfer;
 mod web;
 mod webhook_receiver;
 mod webhooks;
