@@ -87,6 +87,7 @@ pub(super) async fn run(db: &Db) -> anyhow::Result<Vec<String>> {
                 .await?;
             let result = async {
                 sqlx::raw_sql(CREATE_TABLE).execute(&mut *conn).await?;
+                not_newer(sqlx::query_scalar(NEWEST).fetch_one(&mut *conn).await?)?;
                 for m in MIGRATIONS {
                     let mut tx = conn.begin().await?;
                     let done: Option<String> = sqlx::query_scalar(
@@ -115,6 +116,7 @@ pub(super) async fn run(db: &Db) -> anyhow::Result<Vec<String>> {
         Pool::Sqlite(pool) => {
             let mut conn = pool.acquire().await?;
             sqlx::raw_sql(CREATE_TABLE).execute(&mut *conn).await?;
+            not_newer(sqlx::query_scalar(NEWEST).fetch_one(&mut *conn).await?)?;
             for m in MIGRATIONS {
                 // IMMEDIATE takes the write lock first, so two processes cannot both apply.
                 let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
@@ -134,6 +136,22 @@ pub(super) async fn run(db: &Db) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(applied)
+}
+
+const NEWEST: &str = "SELECT MAX(version) FROM schema_migrations";
+
+/// Refuses a database that a later release has migrated: this one does not know what
+/// its newer tables and columns mean.
+fn not_newer(newest: Option<i64>) -> anyhow::Result<()> {
+    match newest {
+        Some(v) if v > latest_version() => anyhow::bail!(
+            "this database was migrated by a later release (schema version {v}; this release \
+             knows versions up to {}): run that release, or restore a backup taken before \
+             the upgrade",
+            latest_version()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// True when `m` is already applied; an error when it was applied with other SQL.

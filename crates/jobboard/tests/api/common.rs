@@ -118,6 +118,17 @@ impl TestApp {
     /// made by `key()`).
     pub async fn spawn_with(b: Backend, f: impl FnOnce(&mut Config)) -> TestApp {
         let (url, sqlite_path) = fresh_database(b).await;
+        TestApp::spawn_on(b, url, sqlite_path, f).await
+    }
+
+    /// [`TestApp::spawn_with`] on the database at `url` (made by the caller; removed
+    /// with the app when `sqlite_path` is given or it is PostgreSQL).
+    pub async fn spawn_on(
+        b: Backend,
+        url: String,
+        sqlite_path: Option<PathBuf>,
+        f: impl FnOnce(&mut Config),
+    ) -> TestApp {
         let mut config = Config::with_database(&url);
         config.listen = "127.0.0.1:0".parse().unwrap();
         config.db_max_connections = 8;

@@ -7,7 +7,33 @@ use std::collections::BTreeSet;
 use crate::{backends, common::*};
 use jobboard_store::Db;
 
-backends!(servers_starting_at_once_apply_each_migration_once);
+backends!(
+    servers_starting_at_once_apply_each_migration_once,
+    a_database_of_a_later_release_is_refused,
+);
+
+/// A database a later release migrated is refused, with what to do, and left as it is.
+async fn a_database_of_a_later_release_is_refused(b: Backend) {
+    let (url, file) = fresh_database(b).await;
+    let db = Db::connect(&url, 2).await.unwrap();
+    db.migrate().await.unwrap();
+    jobboard_store::dispatch!(db.writer(), p => {
+        sqlx::query("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (9999, '9999_later', 'x', 'now')")
+            .execute(p)
+            .await
+            .unwrap();
+    });
+    let e = db.migrate().await.unwrap_err().to_string();
+    assert!(e.contains("later release") && e.contains("9999"), "{e}");
+    let (ok, _, err) = run_cli(&["migrate"], &url);
+    assert!(!ok && err.contains("later release"), "{err}");
+    db.close().await;
+    if let Some(f) = file {
+        let _ = std::fs::remove_file(f);
+    } else {
+        drop_postgres_database(&url);
+    }
+}
 
 async fn servers_starting_at_once_apply_each_migration_once(b: Backend) {
     let (url, file) = fresh_database(b).await;
