@@ -153,10 +153,8 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         ),
         (
             "jobboard_retention_applications_deleted",
-            "Applications this node deleted since it started because their organization keeps them for a limited time (keep_applications_days).",
-            app.metrics
-                .applications_purged
-                .load(std::sync::atomic::Ordering::Relaxed) as f64,
+            "Applications this node deleted since it started because their organization keeps them for a limited time (keep_applications_days, keep_applications_after_job_days); also jobboard_retention_deleted_total{records=\"applications\"}.",
+            app.metrics.retention.get("applications") as f64,
         ),
         (
             "jobboard_resident_memory_bytes",
@@ -207,6 +205,15 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
             |s| s.bytes as u64,
         ),
     ];
+    body.push_str(
+        "# HELP jobboard_retention_deleted_total Rows this node deleted since it started because they had served their time (docs/operating.md, Retention), by what they were.\n# TYPE jobboard_retention_deleted_total counter\n",
+    );
+    for records in jobboard_app::metrics::RETAINED {
+        body.push_str(&format!(
+            "jobboard_retention_deleted_total{{records=\"{records}\"}} {}\n",
+            app.metrics.retention.get(records)
+        ));
+    }
     for (name, kind, help, value) in series {
         body.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
         for (cache, stats) in &caches {

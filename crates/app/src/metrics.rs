@@ -18,8 +18,41 @@ struct RouteStats {
 #[derive(Default)]
 pub struct Metrics {
     routes: Mutex<HashMap<String, RouteStats>>,
-    /// Applications this node deleted because their organization's retention ran out.
-    pub applications_purged: std::sync::atomic::AtomicU64,
+    /// Rows this node deleted because they had served their time.
+    pub retention: Retention,
+}
+
+/// What retention deletes, as `/metrics` labels it (`records`).
+pub const RETAINED: [&str; 6] = [
+    "applications",
+    "sign_in",
+    "unconfirmed_alerts",
+    "delivery_log",
+    "search_notices",
+    "audit_log",
+];
+
+/// Rows deleted by retention since the node started, by [`RETAINED`] kind.
+#[derive(Default)]
+pub struct Retention([std::sync::atomic::AtomicU64; RETAINED.len()]);
+
+impl Retention {
+    /// Counts `n` rows of `records` (one of [`RETAINED`]) deleted.
+    pub fn add(&self, records: &str, n: u64) {
+        let i = RETAINED
+            .iter()
+            .position(|k| *k == records)
+            .expect("a kind of RETAINED");
+        self.0[i].fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Rows of `records` deleted so far.
+    pub fn get(&self, records: &str) -> u64 {
+        RETAINED
+            .iter()
+            .position(|k| *k == records)
+            .map_or(0, |i| self.0[i].load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Metrics {

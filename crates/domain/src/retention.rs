@@ -1,12 +1,15 @@
 //! What is deleted when it has served its time: the periodic purges the scheduler runs,
 //! each in short statements. Applications go after the days their organization keeps
-//! them (`keep_applications_days`, 0 by default: kept); finished webhook deliveries after
-//! the node's `delivery_log_days`; search engine notices 30 days after they were
+//! them (`keep_applications_days`, 0 by default: kept) or the days after their job
+//! ended (`keep_applications_after_job_days`, 0 by default: kept); finished webhook deliveries after
+//! the node's `delivery_log_days`; job alerts never confirmed after 7 days; search engine notices 30 days after they were
 //! delivered or failed; the sign-in records after their own lifetimes.
 
 use std::time::Duration;
 
-use crate::{Result, Ts, accounts, applications, db::Db, sessions, two_factor, users, webhooks};
+use crate::{
+    Result, Ts, accounts, alerts, applications, db::Db, sessions, two_factor, users, webhooks,
+};
 
 /// Deletes the sign-in records past their time: ended sessions (staff's and members')
 /// and finished attempt windows, spent or expired setup links, pending second steps,
@@ -45,15 +48,22 @@ fn days_before(now: Ts, days: u64) -> Ts {
     now.earlier_by(Duration::from_secs(days * 86_400))
 }
 
-/// Deletes the applications of each organization that keeps them for a limited time
-/// (`keep_applications_days` > 0) made longer ago than that, a batch at a time. Returns
-/// how many went.
+/// Deletes the applications of each organization that keeps them for a limited time:
+/// made longer ago than `keep_applications_days`, or to a job that ended longer ago
+/// than `keep_applications_after_job_days` (an expired job, or one no longer stored), a
+/// batch at a time. Returns how many went.
 pub async fn purge_applications(db: &Db, now: Ts) -> Result<u64> {
     let mut deleted = 0;
     for (org_id, days) in applications::store::kept_for_days(db).await? {
         let before = days_before(now, days.unsigned_abs());
         deleted += in_batches(|limit| applications::store::delete_older(db, org_id, before, limit))
             .await?;
+    }
+    for (org_id, days) in applications::store::kept_after_job_for_days(db).await? {
+        let before = days_before(now, days.unsigned_abs());
+        deleted +=
+            in_batches(|limit| applications::store::delete_after_job(db, org_id, before, limit))
+                .await?;
     }
     Ok(deleted)
 }
@@ -66,6 +76,13 @@ pub async fn purge_delivery_log(db: &Db, now: Ts, days: u32) -> Result<u64> {
     }
     let before = days_before(now, u64::from(days));
     in_batches(|limit| webhooks::store::deliveries::delete_finished_before(db, before, limit)).await
+}
+
+/// Deletes the job alerts never confirmed within [`alerts::PENDING_LIFETIME`], a batch at
+/// a time. Returns how many went.
+pub async fn purge_unconfirmed_alerts(db: &Db, now: Ts) -> Result<u64> {
+    let before = now.earlier_by(alerts::PENDING_LIFETIME);
+    in_batches(|limit| alerts::store::expire_pending(db, before, limit)).await
 }
 
 /// Days a delivered or failed search engine notice is kept (what the log shows).

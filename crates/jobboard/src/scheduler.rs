@@ -1,7 +1,7 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
 //! records whose `cancelAt` has come, employers' expiry reminders, job alerts), and the
-//! occasional pruning of the search indexes' change log (every minute), the audit log and
-//! the webhook delivery log (hourly), and the reconciliation of paid posts whose checkout
+//! occasional pruning of the search indexes' change log (every minute), the audit log,
+//! the webhook delivery log, search engine notices and unconfirmed job alerts (hourly), and the reconciliation of paid posts whose checkout
 //! is still open after an hour (every five minutes), each paced by the node's
 //! [`App::cadence`].
 //!
@@ -28,6 +28,29 @@ const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(3600);
 /// How often the processor is asked about checkout sessions open for over an hour.
 const RECONCILE_EVERY: Duration = Duration::from_secs(300);
+
+/// Counts (in `/metrics`) and logs the rows one retention step deleted, of `records`
+/// (one of `jobboard_app::metrics::RETAINED`).
+pub(crate) fn retained(app: &AppState, records: &'static str, done: jobboard_domain::Result<u64>) {
+    match done {
+        Ok(0) => {}
+        Ok(n) => {
+            app.metrics.retention.add(records, n);
+            tracing::info!(deleted = n, records, "records past their retention deleted");
+        }
+        Err(e) => tracing::warn!(error = ?e, records, "retention step failed"),
+    }
+}
+
+/// Every node's own purge (every 15 seconds, with or without the scheduler): the
+/// sign-in records past their time and the applications past their organization's
+/// retention, counted and logged.
+pub async fn purge(app: &AppState, now: jobboard_domain::Ts) {
+    let done = jobboard_domain::retention::purge_sign_in(&app.db, now, &app.config.dashboard);
+    retained(app, "sign_in", done.await);
+    let done = jobboard_domain::retention::purge_applications(&app.db, now);
+    retained(app, "applications", done.await);
+}
 
 /// Runs one pass of every scheduled step; returns how many records moved.
 pub async fn tick(app: &AppState) -> u64 {
@@ -58,32 +81,22 @@ pub async fn tick(app: &AppState) -> u64 {
     {
         tracing::warn!(error = ?e, "job change pruning step failed");
     }
-    if app.cadence.due("audit log", now, HOUR)
-        && let Err(e) =
-            jobboard_domain::audit::prune_due(&app.db, now, app.config.audit_keep_days).await
-    {
-        tracing::warn!(error = ?e, "audit log pruning step failed");
+    if app.cadence.due("audit log", now, HOUR) {
+        let done = jobboard_domain::audit::prune_due(&app.db, now, app.config.audit_keep_days);
+        retained(app, "audit_log", done.await);
     }
     if app.cadence.due("delivery log", now, HOUR) {
-        match jobboard_domain::retention::purge_delivery_log(
-            &app.db,
-            now,
-            app.config.webhooks.delivery_log_days,
-        )
-        .await
-        {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(
-                deleted = n,
-                "webhook deliveries past the log's retention deleted"
-            ),
-            Err(e) => tracing::warn!(error = ?e, "delivery log retention step failed"),
-        }
+        let days = app.config.webhooks.delivery_log_days;
+        let done = jobboard_domain::retention::purge_delivery_log(&app.db, now, days);
+        retained(app, "delivery_log", done.await);
     }
-    if app.cadence.due("index notices", now, HOUR)
-        && let Err(e) = jobboard_domain::retention::purge_index_notices(&app.db, now).await
-    {
-        tracing::warn!(error = ?e, "search engine notice retention step failed");
+    if app.cadence.due("index notices", now, HOUR) {
+        let done = jobboard_domain::retention::purge_index_notices(&app.db, now);
+        retained(app, "search_notices", done.await);
+    }
+    if app.cadence.due("unconfirmed alerts", now, HOUR) {
+        let done = jobboard_domain::retention::purge_unconfirmed_alerts(&app.db, now);
+        retained(app, "unconfirmed_alerts", done.await);
     }
     if app.cadence.due("imports", now, MINUTE) {
         start_imports(app);

@@ -149,28 +149,7 @@ fn spawn_background(app: &AppState, stop: watch::Receiver<bool>) -> Vec<JoinHand
                         tracing::warn!(error = ?e, "search index catch-up failed");
                     }
                     let now = app.clock.now();
-                    if let Err(e) = jobboard_domain::retention::purge_sign_in(
-                        &app.db,
-                        now,
-                        &app.config.dashboard,
-                    )
-                    .await
-                    {
-                        tracing::warn!(error = ?e, "dashboard session purge failed");
-                    }
-                    match jobboard_domain::retention::purge_applications(&app.db, now).await {
-                        Ok(0) => {}
-                        Ok(n) => {
-                            app.metrics
-                                .applications_purged
-                                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-                            tracing::info!(
-                                deleted = n,
-                                "applications past their retention deleted"
-                            );
-                        }
-                        Err(e) => tracing::warn!(error = ?e, "application retention failed"),
-                    }
+                    crate::scheduler::purge(&app, now).await;
                 }
             }
         },

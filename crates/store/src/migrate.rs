@@ -64,6 +64,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(42, "0042_job_places"),
     migration!(43, "0043_instant_indexing"),
     migration!(44, "0044_job_changes_places"),
+    migration!(45, "0045_applications_after_job"),
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (

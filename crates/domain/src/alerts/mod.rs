@@ -258,11 +258,11 @@ pub async fn delete(db: &Db, org_id: OrgId, id: Uuid) -> Result<()> {
     }
 }
 
-/// The scheduler's pass: forgets unconfirmed alerts older than 7 days, then runs the
-/// instant alerts (when jobs went live since the last pass) and the daily and weekly
-/// ones (once per period, from `hour` UTC). Answers how many alert mails were queued.
+/// The scheduler's pass: runs the instant alerts (when jobs went live since the last
+/// pass) and the daily and weekly ones (once per period, from `hour` UTC). Answers how
+/// many alert mails were queued. (Unconfirmed alerts are forgotten by
+/// [`crate::retention::purge_unconfirmed_alerts`].)
 pub async fn run(db: &Db, now: Ts, hour: u32) -> Result<u64> {
-    store::expire_pending(db, now.earlier_by(PENDING_LIFETIME)).await?;
     let Some(out) = db.outgoing() else {
         return Ok(0);
     };

@@ -122,7 +122,7 @@ pub(super) async fn delete(db: &Db, org_id: OrgId, id: Uuid) -> DbResult<bool> {
 
 /// Deletes the pending alerts created before `before` (a read first: the scheduler asks
 /// every second, and a write would take SQLite's writer each time).
-pub(super) async fn expire_pending(db: &Db, before: Ts) -> DbResult<u64> {
+pub(crate) async fn expire_pending(db: &Db, before: Ts, limit: i64) -> DbResult<u64> {
     let any: Option<Uuid> = dispatch!(db.reader(), p => {
         sqlx::query_scalar("SELECT id FROM job_alerts WHERE status = 'pending' AND created_at < $1 LIMIT 1")
             .bind(before).fetch_optional(p).await?
@@ -131,8 +131,15 @@ pub(super) async fn expire_pending(db: &Db, before: Ts) -> DbResult<u64> {
         return Ok(0);
     }
     Ok(dispatch!(db.writer(), p => {
-        sqlx::query("DELETE FROM job_alerts WHERE status = 'pending' AND created_at < $1")
-            .bind(before).execute(p).await?.rows_affected()
+        sqlx::query(
+            "DELETE FROM job_alerts WHERE id IN (SELECT id FROM job_alerts \
+             WHERE status = 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2)",
+        )
+        .bind(before)
+        .bind(limit)
+        .execute(p)
+        .await?
+        .rows_affected()
     }))
 }
 

@@ -163,6 +163,49 @@ pub(crate) async fn kept_for_days(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
     }))
 }
 
+/// The organizations that keep the applications of a job that has ended for a limited
+/// time, with their days.
+pub(crate) async fn kept_after_job_for_days(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
+    Ok(dispatch!(db.reader(), p => {
+        sqlx::query_as(
+            "SELECT id, keep_applications_after_job_days FROM organizations \
+             WHERE keep_applications_after_job_days > 0 ORDER BY id",
+        )
+        .fetch_all(p)
+        .await?
+    }))
+}
+
+/// Deletes at most `limit` of `org_id`'s applications whose job ended before `before`:
+/// a job that expired then (its expiry, or its last change when it was ended by hand
+/// before it), or a job no longer stored, counted from the application's last change.
+/// How many went.
+pub(crate) async fn delete_after_job(
+    db: &Db,
+    org_id: OrgId,
+    before: Ts,
+    limit: i64,
+) -> DbResult<u64> {
+    Ok(dispatch!(db.writer(), p => {
+        sqlx::query(
+            "DELETE FROM applications WHERE id IN (SELECT a.id FROM applications a \
+             LEFT JOIN jobs j ON j.id = a.job_id AND j.org_id = a.org_id \
+             WHERE a.org_id = $1 AND CASE \
+               WHEN j.id IS NULL THEN a.updated_at < $2 \
+               WHEN j.status = 'expired' THEN (CASE WHEN j.expires_at IS NOT NULL \
+                 AND j.expires_at < j.updated_at THEN j.expires_at ELSE j.updated_at END) < $2 \
+               ELSE FALSE END \
+             ORDER BY a.created_at LIMIT $3)",
+        )
+        .bind(org_id)
+        .bind(before)
+        .bind(limit)
+        .execute(p)
+        .await?
+        .rows_affected()
+    }))
+}
+
 /// Deletes at most `limit` of `org_id`'s applications made before `before`, oldest
 /// first: how many went.
 pub(crate) async fn delete_older(db: &Db, org_id: OrgId, before: Ts, limit: i64) -> DbResult<u64> {

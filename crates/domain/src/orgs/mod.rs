@@ -86,6 +86,9 @@ pub struct Org {
     pub mail_applications: bool,
     /// Applications are deleted this many days after they were made; 0: kept.
     pub keep_applications_days: i64,
+    /// Applications of a job that has ended are deleted this many days after it ended;
+    /// 0: kept (as long as `keep_applications_days` allows).
+    pub keep_applications_after_job_days: i64,
     /// Who may sign up on the board.
     pub member_signup: MemberSignup,
     /// Whether new members wait for staff.
@@ -200,6 +203,9 @@ request! {
         /// Delete applications this many days after they were made (0 to 3650; 0: keep
         /// them for as long as the organization exists).
         pub keep_applications_days: not_null Int<0, 3650>,
+        /// Delete the applications of a job that has ended (expired, or deleted) this
+        /// many days after it ended (0 to 3650; 0: keep them).
+        pub keep_applications_after_job_days: not_null Int<0, 3650>,
         /// Who may sign up on the board: `open` or `closed`.
         pub member_signup: not_null Enum<MemberSignup>,
         /// Whether new members wait for staff: `auto` or `manual`.
@@ -344,6 +350,9 @@ async fn update_checked(
     }
     if let Some(v) = c.keep_applications_days {
         org.keep_applications_days = v;
+    }
+    if let Some(v) = c.keep_applications_after_job_days {
+        org.keep_applications_after_job_days = v;
     }
     if let Some(v) = c.mail_applications {
         org.mail_applications = v;

@@ -8,8 +8,8 @@ use crate::{
 };
 
 const COLUMNS: &str = "id, name, domain, tagline, logo_url, accent_color, public_posting, \
-     mail_job_live, mail_expiry_days, mail_applications, keep_applications_days, member_signup, \
-     member_approval, member_posts, paid_posts, refund_unpublishes, require_salary, \
+     mail_job_live, mail_expiry_days, mail_applications, keep_applications_days, \
+     keep_applications_after_job_days, member_signup, member_approval, member_posts, paid_posts, refund_unpublishes, require_salary, \
      require_remote_countries, listing_days, created_at";
 
 pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResult<Org> {
@@ -32,7 +32,8 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
          accent_color = $6, public_posting = $7, mail_job_live = $8, mail_expiry_days = $9, \
          mail_applications = $10, keep_applications_days = $11, member_signup = $12, \
          member_approval = $13, member_posts = $14, paid_posts = $15, refund_unpublishes = $16, \
-         require_salary = $17, require_remote_countries = $18, listing_days = $19 WHERE id = $1 RETURNING {COLUMNS}"
+         require_salary = $17, require_remote_countries = $18, listing_days = $19, \
+         keep_applications_after_job_days = $20 WHERE id = $1 RETURNING {COLUMNS}"
     );
     Ok(dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -55,6 +56,7 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
             .bind(o.require_salary)
             .bind(o.require_remote_countries)
             .bind(o.listing_days)
+            .bind(o.keep_applications_after_job_days)
             .fetch_one(p)
             .await?
     }))
@@ -92,7 +94,7 @@ pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board
     let sql = concat!(
         "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
          o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, \
-         o.keep_applications_days, o.member_signup, o.member_approval, o.member_posts, \
+         o.keep_applications_days, o.keep_applications_after_job_days, o.member_signup, o.member_approval, o.member_posts, \
          o.paid_posts, o.refund_unpublishes, o.require_salary, o.require_remote_countries, \
          o.listing_days, o.created_at, ",
         crate::job_list_version!("o.id"),

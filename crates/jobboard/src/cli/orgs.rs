@@ -59,6 +59,10 @@ pub enum OrgsCmd {
         /// scheduler deletes what is older, in small batches).
         #[arg(long)]
         keep_applications_days: Option<i64>,
+        /// Delete the applications of a job that has ended (expired, or deleted) this
+        /// many days after it ended (0: keep them).
+        #[arg(long)]
+        keep_applications_after_job_days: Option<i64>,
         /// Who may sign up on the board: open (any address; a link by mail creates the
         /// member) or closed (only existing members sign in).
         #[arg(long, value_parser = ["open", "closed"])]
@@ -141,6 +145,7 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             mail_expiry_days,
             mail_applications,
             keep_applications_days,
+            keep_applications_after_job_days,
             member_signup,
             member_approval,
             member_posts,
@@ -206,6 +211,9 @@ pub async fn run(db: &Db, config: &Config, cmd: OrgsCmd) -> anyhow::Result<()> {
             }
             if let Some(v) = keep_applications_days {
                 changes.insert("keep_applications_days".into(), v.into());
+            }
+            if let Some(v) = keep_applications_after_job_days {
+                changes.insert("keep_applications_after_job_days".into(), v.into());
             }
             let mut acted = false;
             let change = jobboard_domain::indexing::Change {

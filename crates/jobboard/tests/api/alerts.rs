@@ -311,7 +311,18 @@ async fn daily_and_weekly_alerts_batch_at_their_hour(b: Backend) {
         .expect(303);
     let pending = t.get("/alerts?status=pending").await;
     assert_eq!(pending.body["data"].as_array().unwrap().len(), 1);
-    alerts::run(t.db(), later(8 * 86_400), 7).await.unwrap();
+    assert_eq!(
+        jobboard_domain::retention::purge_unconfirmed_alerts(t.db(), later(6 * 86_400))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        jobboard_domain::retention::purge_unconfirmed_alerts(t.db(), later(8 * 86_400))
+            .await
+            .unwrap(),
+        1
+    );
     let pending = t.get("/alerts?status=pending").await;
     assert!(pending.body["data"].as_array().unwrap().is_empty());
 }

@@ -268,6 +268,33 @@ async fn run(db: &Db, sql: &'static str, binds: Vec<Bound>) {
     });
 }
 
+/// `text`, an export of format version 2, as version 1 wrote it: without the column
+/// version 2 added, with its end line made anew.
+fn as_version_1(text: &str) -> String {
+    use sha2::Digest;
+    let mut body = String::new();
+    let mut rows = 0;
+    for line in text.lines() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if v.get("end").is_some() {
+            break;
+        }
+        if v.get("format").is_some() {
+            v["version"] = json!(1);
+        } else {
+            rows += 1;
+            if v["table"] == "organizations" {
+                let row = v["row"].as_object_mut().unwrap();
+                assert!(row.remove("keep_applications_after_job_days").is_some());
+            }
+        }
+        body.push_str(&serde_json::to_string(&v).unwrap());
+        body.push('\n');
+    }
+    let digest = hex::encode(sha2::Sha256::digest(body.as_bytes()));
+    body + &json!({"end": {"rows": rows, "sha256": digest}}).to_string() + "\n"
+}
+
 /// The row lines of an export (the header's time and the end line's digest apart).
 fn rows_of(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -451,8 +478,8 @@ async fn an_organization_moves_to_another_backend_and_back(b: Backend) {
         ),
         (
             "newer",
-            text.replacen("\"version\":1", "\"version\":2", 1),
-            "format version 2",
+            text.replacen("\"version\":2", "\"version\":3", 1),
+            "format version 3",
         ),
         (
             "foreign",
@@ -472,6 +499,16 @@ async fn an_organization_moves_to_another_backend_and_back(b: Backend) {
         );
         assert_eq!(counts(fresh.db()).await, empty, "{name}");
     }
+    // A file of format version 1 (before `keep_applications_after_job_days`) is read,
+    // the setting taking the value its absence means.
+    let v1 = dir.join("v1.jsonl");
+    std::fs::write(&v1, as_version_1(&text)).unwrap();
+    let older = spawn(Backend::Sqlite, &sink).await;
+    import(&older, &v1, false).await.unwrap();
+    let moved = jobboard_domain::orgs::get(older.db(), org).await.unwrap();
+    assert_eq!(moved.keep_applications_after_job_days, 0);
+    assert_eq!(moved.name, "Moving Board");
+
     // The commands: the file readable by its owner only; a refusal exits non-zero.
     let by_cli = dir.join("cli.jsonl");
     let org_arg = org.0.to_string();

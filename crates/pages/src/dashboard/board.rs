@@ -35,6 +35,7 @@ const SPEC: &[(&str, FormValue)] = &[
     ("mail_expiry_days", FormValue::Number),
     ("mail_applications", FormValue::Checkbox),
     ("keep_applications_days", FormValue::Number),
+    ("keep_applications_after_job_days", FormValue::Number),
 ];
 
 fn fields() -> Vec<FieldView> {
@@ -71,6 +72,15 @@ fn fields() -> Vec<FieldView> {
         FieldView::new("keep_applications_days", "Keep applications, days", "number").hint(
             "Applications are deleted this many days after they were made (0 to 3650; 0: kept).",
         ),
+        FieldView::new(
+            "keep_applications_after_job_days",
+            "Keep applications after their job ends, days",
+            "number",
+        )
+        .hint(
+            "The applications of a job that has expired or was deleted are deleted this many \
+             days after it ended (0 to 3650; 0: kept).",
+        ),
     ]
 }
 
@@ -101,6 +111,10 @@ fn values_of_org(o: &Org, claim: Option<&Claim>) -> HashMap<String, String> {
         (
             "keep_applications_days".into(),
             o.keep_applications_days.to_string(),
+        ),
+        (
+            "keep_applications_after_job_days".into(),
+            o.keep_applications_after_job_days.to_string(),
         ),
     ])
 }

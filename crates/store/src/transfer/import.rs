@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::{
     BATCH, Cell, FORMAT, FORMAT_VERSION, bind_cell,
-    tables::{Column, Kind, TABLES, Table},
+    tables::{self, Column, Kind, TABLES, Table},
 };
 use crate::{Backend, Db, Tx, dispatch_tx};
 
@@ -60,6 +60,8 @@ impl ImportReport {
 /// What the check of a file found.
 #[derive(Debug)]
 struct Checked {
+    /// The format version of the file.
+    version: i64,
     org: i64,
     org_created_at: Ts,
 }
@@ -100,7 +102,7 @@ fn lines(path: &Path) -> anyhow::Result<impl Iterator<Item = anyhow::Result<(usi
 fn parse_row(
     n: usize,
     line: &Value,
-    org: i64,
+    (version, org): (i64, i64),
     last_table: usize,
 ) -> anyhow::Result<(usize, &'static Table, Vec<Cell>)> {
     let obj = line
@@ -121,21 +123,25 @@ fn parse_row(
         .and_then(Value::as_object)
         .ok_or_else(|| at(n, "no `row` object"))?;
     let cols = table.columns();
-    if row.len() != cols.len() {
+    let absent: Vec<Option<Value>> = cols
+        .iter()
+        .map(|c| tables::absent_means(name, c.name, version))
+        .collect();
+    let want = absent.iter().filter(|a| a.is_none()).count();
+    if row.len() != want {
         return Err(at(
             n,
-            format!(
-                "`{name}` rows have {} columns, this one {}",
-                cols.len(),
-                row.len()
-            ),
+            format!("`{name}` rows have {want} columns, this one {}", row.len()),
         ));
     }
     let mut cells = Vec::with_capacity(cols.len());
-    for c in &cols {
-        let v = row
-            .get(c.name)
-            .ok_or_else(|| at(n, format!("`{name}` row without column {}", c.name)))?;
+    for (c, absent) in cols.iter().zip(&absent) {
+        let v = match absent {
+            Some(v) => v,
+            None => row
+                .get(c.name)
+                .ok_or_else(|| at(n, format!("`{name}` row without column {}", c.name)))?,
+        };
         let cell = Cell::from_json(c, v).map_err(|e| at(n, format!("{name}: {e}")))?;
         if c.kind == Kind::Org && cell != Cell::Int(org) {
             return Err(at(n, format!("{name}: a row of another organization")));
@@ -149,7 +155,7 @@ fn parse_row(
 /// order of the tables, the organization's row, and the end line's count and digest.
 fn check(path: &Path) -> anyhow::Result<Checked> {
     let mut hash = Sha256::new();
-    let mut header: Option<i64> = None;
+    let mut header: Option<(i64, i64)> = None;
     let mut org_created_at = None;
     let (mut rows, mut last_table) = (0u64, 0usize);
     let mut ended = false;
@@ -166,7 +172,7 @@ fn check(path: &Path) -> anyhow::Result<Checked> {
         }
         let v: Value = serde_json::from_slice(&bytes)
             .map_err(|e| at(n, format!("not a JSON line ({e}): the file is damaged")))?;
-        let Some(org) = header else {
+        let Some(head) = header else {
             header = Some(read_header(&v).map_err(|e| at(n, e))?);
             hash.update(&bytes);
             continue;
@@ -185,7 +191,7 @@ fn check(path: &Path) -> anyhow::Result<Checked> {
             continue;
         }
         hash.update(&bytes);
-        let (index, table, cells) = parse_row(n, &v, org, last_table)?;
+        let (index, table, cells) = parse_row(n, &v, head, last_table)?;
         if table.name == "organizations" {
             if rows > 0 || org_created_at.is_some() {
                 return Err(at(n, "the organization's row must come first, once"));
@@ -204,34 +210,39 @@ fn check(path: &Path) -> anyhow::Result<Checked> {
         last_table = index;
         rows += 1;
     }
-    let org = header.ok_or_else(|| anyhow::anyhow!("the file is empty; nothing was written"))?;
+    let (version, org) =
+        header.ok_or_else(|| anyhow::anyhow!("the file is empty; nothing was written"))?;
     if !ended {
         anyhow::bail!("the file has no end line: it is truncated; nothing was written");
     }
     Ok(Checked {
+        version,
         org,
         org_created_at: org_created_at
             .ok_or_else(|| anyhow::anyhow!("the file has no organization; nothing was written"))?,
     })
 }
 
-fn read_header(v: &Value) -> Result<i64, String> {
+/// The format version and the organization of a header line.
+fn read_header(v: &Value) -> Result<(i64, i64), String> {
     if v.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err("not an organization export of jobboard (no `format` header)".into());
     }
-    match v.get("version").and_then(Value::as_i64) {
-        Some(FORMAT_VERSION) => {}
+    let version = match v.get("version").and_then(Value::as_i64) {
+        Some(known @ 1..=FORMAT_VERSION) => known,
         Some(other) => {
             return Err(format!(
-                "format version {other} is not one this release reads (it reads version \
-                 {FORMAT_VERSION})"
+                "format version {other} is not one this release reads (it reads versions 1 \
+                 to {FORMAT_VERSION})"
             ));
         }
         None => return Err("the header has no format version".into()),
-    }
-    v.get("organization")
+    };
+    let org = v
+        .get("organization")
         .and_then(Value::as_i64)
-        .ok_or_else(|| "the header names no organization".into())
+        .ok_or("the header names no organization")?;
+    Ok((version, org))
 }
 
 /// The state of the write pass.
@@ -289,8 +300,8 @@ async fn write(
         if v.get("end").is_some() {
             break;
         }
-        let (index, table, cells) =
-            parse_row(n, &v, checked.org, 0).context("the file changed while it was imported")?;
+        let (index, table, cells) = parse_row(n, &v, (checked.version, checked.org), 0)
+            .context("the file changed while it was imported")?;
         if index != last_table {
             last_table = index;
             insert = insert_statement(table, false);

@@ -4,7 +4,7 @@
 //!
 //! The file (format version [`FORMAT_VERSION`]):
 //!
-//! - line 1, the header: `{"format": "jobboard-organization", "version": 1,
+//! - line 1, the header: `{"format": "jobboard-organization", "version": 2,
 //!   "organization": ID, "schema": N, "exported_at": "..."}`;
 //! - one line per row, `{"table": "jobs", "row": {...}}`, tables in the order of
 //!   [`tables::TABLES`] (a row's parents before it), each row with every column of its
@@ -32,9 +32,10 @@ use tables::{Column, Kind};
 
 /// What the first line's `format` says.
 pub const FORMAT: &str = "jobboard-organization";
-/// The version of the file's layout this release writes and reads. It changes when an
-/// exported table or column does.
-pub const FORMAT_VERSION: i64 = 1;
+/// The version of the file's layout this release writes; it reads every version up to
+/// it. It changes when an exported table or column does (version 2 added
+/// `organizations.keep_applications_after_job_days`, see [`tables::ADDED`]).
+pub const FORMAT_VERSION: i64 = 2;
 /// Rows written per transaction on import.
 pub const BATCH: usize = 1_000;
 

@@ -103,6 +103,7 @@ pub const TABLES: &[Table] = &[
         columns: "id org, name text, created_at ts, domain text?, tagline text?, logo_url text?, \
             accent_color text?, public_posting bool, mail_job_live bool, mail_expiry_days int, \
             mail_applications bool, require_2fa bool, keep_applications_days int, \
+            keep_applications_after_job_days int, \
             member_signup text, member_approval text, member_posts text, paid_posts text, \
             refund_unpublishes bool, require_salary bool, require_remote_countries bool, \
             listing_days int, indexing bool, indexnow_key text?, google_indexing_key text?, \
@@ -371,6 +372,21 @@ pub const LEFT_OUT: &[(&str, &str)] = &[
     ("maintenance_tasks", "this server's schema work"),
     ("schema_migrations", "this server's schema version"),
 ];
+
+/// Columns added to the format after its first version: the table, the column, the
+/// version that added it, and the value (JSON) a file of an earlier version means by its
+/// absence. An import reads every version from 1 to [`super::FORMAT_VERSION`].
+pub const ADDED: &[(&str, &str, i64, &str)] =
+    &[("organizations", "keep_applications_after_job_days", 2, "0")];
+
+/// The value a file of format `version` means by leaving `column` of `table` out, when
+/// that version came before the column did.
+pub fn absent_means(table: &str, column: &str, version: i64) -> Option<serde_json::Value> {
+    ADDED
+        .iter()
+        .find(|(t, c, since, _)| *t == table && *c == column && version < *since)
+        .map(|(.., v)| serde_json::from_str(v).expect("a JSON default"))
+}
 
 /// Columns of one backend's tables that the database derives from the others (never
 /// exported): SQLite's row number of a job, PostgreSQL's search vector.

@@ -122,4 +122,32 @@ async fn application_retention_is_set_on_the_board_page(b: Backend) {
             .is_some()
     );
     assert_eq!(kept(&t).await, 180);
+    // The applications of ended jobs: kept by default, set beside the other.
+    let page = ada.get("/dashboard/settings/board").await;
+    let field = page.html();
+    let field = field
+        .select(&sel("#f-keep_applications_after_job_days"))
+        .next()
+        .unwrap();
+    assert_eq!(field.value().attr("value"), Some("0"));
+    let r = ada
+        .post(
+            "/dashboard/settings/board",
+            &[
+                ("name", "Test org"),
+                ("keep_applications_days", "180"),
+                ("keep_applications_after_job_days", "30"),
+                ("csrf", &csrf_of(&page)),
+            ],
+        )
+        .await;
+    redirect(&r);
+    let org = jobboard_domain::orgs::get(t.db(), t.org_id).await.unwrap();
+    assert_eq!(
+        (
+            org.keep_applications_days,
+            org.keep_applications_after_job_days
+        ),
+        (180, 30)
+    );
 }
