@@ -14,7 +14,7 @@ mod links;
 mod ops;
 mod parser_refusals;
 pub mod serve;
-mod strict_json;
+pub mod strict_json;
 
 pub mod alerts;
 pub mod analytics;

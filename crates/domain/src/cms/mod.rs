@@ -14,6 +14,7 @@ mod store;
 use uuid::Uuid;
 
 pub use cache::{Cache, CacheKey, Purge};
+pub use data::validate_data;
 pub use model::*;
 pub use schema::{FieldDef, FieldDefIn, FieldType};
 pub use store::list_items;

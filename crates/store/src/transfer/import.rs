@@ -83,9 +83,13 @@ fn at(n: usize, what: impl std::fmt::Display) -> anyhow::Error {
 /// Reads the lines of `path`, each with its bytes (newline included) and its number.
 fn lines(path: &Path) -> anyhow::Result<impl Iterator<Item = anyhow::Result<(usize, Vec<u8>)>>> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
+    Ok(lines_of(BufReader::with_capacity(1 << 16, file)))
+}
+
+/// The lines of `reader`, each with its bytes (newline included) and its number.
+fn lines_of(mut reader: impl BufRead) -> impl Iterator<Item = anyhow::Result<(usize, Vec<u8>)>> {
     let mut n = 0;
-    Ok(std::iter::from_fn(move || {
+    std::iter::from_fn(move || {
         let mut buf = Vec::new();
         match reader.read_until(b'\n', &mut buf) {
             Ok(0) => None,
@@ -95,7 +99,7 @@ fn lines(path: &Path) -> anyhow::Result<impl Iterator<Item = anyhow::Result<(usi
             }
             Err(e) => Some(Err(e.into())),
         }
-    }))
+    })
 }
 
 /// A row line's table and values, in the table's column order.
@@ -154,12 +158,24 @@ fn parse_row(
 /// Reads the whole file and checks it: the header, every row against its table, the
 /// order of the tables, the organization's row, and the end line's count and digest.
 fn check(path: &Path) -> anyhow::Result<Checked> {
+    check_lines(lines(path)?)
+}
+
+/// Checks an export read from `reader` as [`import`] does before it writes anything:
+/// `Ok` when it would be written, else what is wrong and where. Writes nothing.
+pub fn check_export(reader: impl BufRead) -> anyhow::Result<()> {
+    check_lines(lines_of(reader)).map(|_| ())
+}
+
+fn check_lines(
+    lines: impl Iterator<Item = anyhow::Result<(usize, Vec<u8>)>>,
+) -> anyhow::Result<Checked> {
     let mut hash = Sha256::new();
     let mut header: Option<(i64, i64)> = None;
     let mut org_created_at = None;
     let (mut rows, mut last_table) = (0u64, 0usize);
     let mut ended = false;
-    for line in lines(path)? {
+    for line in lines {
         let (n, bytes) = line?;
         if ended {
             return Err(at(n, "text after the end line"));

@@ -27,7 +27,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 pub use export::{ExportReport, export};
-pub use import::{ImportOptions, ImportReport, import};
+pub use import::{ImportOptions, ImportReport, check_export, import};
 use tables::{Column, Kind};
 
 /// What the first line's `format` says.
