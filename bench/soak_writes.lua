@@ -1,0 +1,68 @@
+-- The writing half of bench/soak.sh: what an applicant tracking system, applicants and the
+-- board's visitors send. Run with one connection per thread (-tN -cN): each connection
+-- goes round posting a job (bench/posting.lua's, with a contact address, so mails go
+-- out), an application to it, a view of it (analytics), and, once it has posted
+-- SOAK_KEEP jobs, deleting its oldest, so the board stays the same size while it is
+-- written. Each request waits SOAK_DELAY_MS milliseconds. Prints report.lua's RESULT line.
+dofile(os.getenv("BENCH_DIR") .. "/report.lua")
+dofile(os.getenv("BENCH_DIR") .. "/posting.lua")
+
+local headers = {}
+local pause = tonumber(os.getenv("SOAK_DELAY_MS") or "0")
+local keep = tonumber(os.getenv("SOAK_KEEP") or "500")
+local posted = {}
+local first, last = 1, 0
+local step = 0
+local visitor = 0
+
+function init(args)
+  load_words()
+  math.randomseed(3000 + id)
+  for k, v in pairs(wrk.headers) do headers[k] = v end
+  headers["Content-Type"] = "application/json"
+end
+
+function delay()
+  return pause
+end
+
+local function newest()
+  return posted[last]
+end
+
+function request()
+  step = step % 4 + 1
+  if step == 1 or not newest() then
+    step = 1
+    local body = job_body('"contact_email":"hr@acme.example",')
+    return wrk.format("POST", "/api/jobs", headers, body)
+  elseif step == 2 then
+    local body = '{"name":"Ada Applicant","email":"ada@applicant.example","cover_letter":"Hello"}'
+    return wrk.format("POST", "/api/jobs/" .. newest() .. "/applications", headers, body)
+  elseif step == 3 then
+    visitor = visitor + 1
+    local body = string.format(
+      '{"events":[{"type":"job_view","job_id":"%s","visitor_id":"v%d-%d"}]}',
+      newest(), id, visitor % 5000)
+    return wrk.format("POST", "/api/analytics/events", headers, body)
+  elseif last - first + 1 > keep then
+    local gone = posted[first]
+    posted[first] = nil
+    first = first + 1
+    return wrk.format("DELETE", "/api/jobs/" .. gone, headers)
+  else
+    return wrk.format("GET", "/api/jobs/" .. newest(), headers)
+  end
+end
+
+local report_response = response
+function response(status, hdrs, body)
+  report_response(status, hdrs, body)
+  if step == 1 and status == 201 then
+    local got = body:match('"id":"([0-9a-f%-]+)"')
+    if got then
+      last = last + 1
+      posted[last] = got
+    end
+  end
+end
