@@ -47,7 +47,7 @@ export JOBBOARD_METRICS_TOKEN="bench-metrics-token-0123456789"
 bench_bin
 bench_workdir soak
 python3 bench/grow_words.py >"$WORK/words.txt"
-export GROW_WORDS="$WORK/words.txt"
+export GROW_WORDS="$WORK/words.txt" SOAK_STATE="$WORK/writers"
 
 # The outside world.
 side_http=$(free_port)

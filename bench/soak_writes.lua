@@ -3,7 +3,10 @@
 -- goes round posting a job (bench/posting.lua's, with a contact address, so mails go
 -- out), an application to it, a view of it (analytics), and, once it has posted
 -- SOAK_KEEP jobs, deleting its oldest, so the board stays the same size while it is
--- written. Each request waits SOAK_DELAY_MS milliseconds. Prints report.lua's RESULT line.
+-- written. Each request waits SOAK_DELAY_MS milliseconds. bench/soak.sh runs it once a
+-- minute: each connection keeps the jobs it posted and deleted in SOAK_STATE.<thread>
+-- ("+id" and "-id" lines), so the next minute goes on where it stopped. Prints
+-- report.lua's RESULT line.
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 dofile(os.getenv("BENCH_DIR") .. "/posting.lua")
 
@@ -15,7 +18,38 @@ local first, last = 1, 0
 local step = 0
 local visitor = 0
 
+local state
+
+-- Replays the connection's log: the jobs it posted and has not deleted, oldest first.
+local function restore()
+  local file = os.getenv("SOAK_STATE") .. "." .. id
+  local gone = {}
+  local lines = {}
+  local f = io.open(file, "r")
+  if f then
+    for line in f:lines() do
+      table.insert(lines, line)
+      if line:sub(1, 1) == "-" then gone[line:sub(2)] = true end
+    end
+    f:close()
+  end
+  for _, line in ipairs(lines) do
+    local job = line:sub(2)
+    if line:sub(1, 1) == "+" and not gone[job] then
+      last = last + 1
+      posted[last] = job
+    end
+  end
+  state = io.open(file, "a")
+end
+
+local function record(line)
+  state:write(line, "\n")
+  state:flush()
+end
+
 function init(args)
+  restore()
   load_words()
   math.randomseed(3000 + id)
   for k, v in pairs(wrk.headers) do headers[k] = v end
@@ -49,6 +83,7 @@ function request()
     local gone = posted[first]
     posted[first] = nil
     first = first + 1
+    record("-" .. gone)
     return wrk.format("DELETE", "/api/jobs/" .. gone, headers)
   else
     return wrk.format("GET", "/api/jobs/" .. newest(), headers)
@@ -63,6 +98,7 @@ function response(status, hdrs, body)
     if got then
       last = last + 1
       posted[last] = got
+      record("+" .. got)
     end
   end
 end
