@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::{
     BATCH, Cell, FORMAT, FORMAT_VERSION, bind_cell,
-    tables::{self, Column, Kind, TABLES, Table},
+    tables::{self, Kind, TABLES, Table},
 };
 use crate::{Backend, Db, Tx, dispatch_tx};
 
@@ -320,18 +320,18 @@ async fn write(
             .context("the file changed while it was imported")?;
         if index != last_table {
             last_table = index;
-            insert = insert_statement(table, false);
+            insert = insert_statement(table, false, IF_NEW);
         }
-        if table.name == "organizations" {
-            organization(&mut w, &mut tx, table, cells, checked).await?;
+        let outcome = if table.name == "organizations" {
+            organization(&mut w, &mut tx, table, cells, checked).await?
         } else {
-            let outcome = row(&mut w, &mut tx, table, cells, &insert).await?;
-            let r = &mut w.report.tables[index];
-            match outcome {
-                Outcome::Written => r.written += 1,
-                Outcome::Already => r.already += 1,
-                Outcome::LeftOut => r.left_out += 1,
-            }
+            row(&mut w, &mut tx, table, cells, &insert).await?
+        };
+        let r = &mut w.report.tables[index];
+        match outcome {
+            Outcome::Written => r.written += 1,
+            Outcome::Already => r.already += 1,
+            Outcome::LeftOut => r.left_out += 1,
         }
         in_tx += 1;
         if in_tx == BATCH {
@@ -345,18 +345,22 @@ async fn write(
     Ok(w.report)
 }
 
-/// `INSERT INTO table (columns) VALUES (...)`, leaving out the id when `without_id`,
-/// that inserts nothing where a row with one of its keys is already stored.
-fn insert_statement(table: &Table, without_id: bool) -> String {
-    let cols: Vec<Column> = table
+/// What follows a row's insert: nothing where a row with one of its keys is already
+/// stored.
+const IF_NEW: &str = "ON CONFLICT DO NOTHING";
+
+/// `INSERT INTO table (columns) VALUES (...) tail`, leaving out the id when
+/// `without_id`.
+fn insert_statement(table: &Table, without_id: bool, tail: &str) -> String {
+    let names: Vec<&str> = table
         .columns()
-        .into_iter()
-        .filter(|c| !(without_id && c.name == "id"))
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !(without_id && *name == "id"))
         .collect();
-    let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
-    let params: Vec<String> = (1..=cols.len()).map(|i| format!("${i}")).collect();
+    let params: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
     format!(
-        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT DO NOTHING",
+        "INSERT INTO {} ({}) VALUES ({}) {tail}",
         table.name,
         names.join(", "),
         params.join(", ")
@@ -401,17 +405,10 @@ async fn organization(
     table: &'static Table,
     mut cells: Vec<Cell>,
     checked: &Checked,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Outcome> {
     let cols = table.columns();
     let slot = |name: &str| cols.iter().position(|c| c.name == name).expect("a column");
     let (id, domain) = (slot("id"), slot("domain"));
-    let report = |w: &mut Writing, o: Outcome| {
-        let r = &mut w.report.tables[0];
-        match o {
-            Outcome::Written => r.written += 1,
-            _ => r.already += 1,
-        }
-    };
     if !w.opts.as_new_org {
         let here: Option<i64> = fetch_i64(
             tx,
@@ -434,8 +431,7 @@ async fn organization(
                     checked.org
                 );
             }
-            report(w, Outcome::Already);
-            return Ok(());
+            return Ok(Outcome::Already);
         }
     }
     if let Cell::Text(d) = &cells[domain] {
@@ -455,12 +451,12 @@ async fn organization(
     }
     if w.opts.as_new_org {
         cells.remove(id);
-        let sql = insert_statement(table, true).replace(" ON CONFLICT DO NOTHING", " RETURNING id");
+        let sql = insert_statement(table, true, "RETURNING id");
         w.org = fetch_i64(tx, &sql, &cells)
             .await?
             .expect("an insert returns its row");
     } else {
-        execute(tx, &insert_statement(table, false), &cells).await?;
+        execute(tx, &insert_statement(table, false, IF_NEW), &cells).await?;
         if tx.backend() == Backend::Postgres {
             // Ids given explicitly do not move the identity's sequence.
             execute(
@@ -472,8 +468,7 @@ async fn organization(
             .await?;
         }
     }
-    report(w, Outcome::Written);
-    Ok(())
+    Ok(Outcome::Written)
 }
 
 /// Writes one row of a table other than the organization's.
@@ -502,14 +497,10 @@ async fn row(
                 cells[i] = Cell::Id(u);
                 // A reference to a row left out (the row's own id, first, was mapped).
                 if (i > 0 || !own_id) && w.left_out.contains(&u) {
-                    if c.nullable {
-                        cells[i] = Cell::Null(Kind::Id);
-                    } else {
-                        if let (true, Some(Cell::Id(mine))) = (own_id, cells.first()) {
-                            w.left_out.insert(*mine);
-                        }
-                        return Ok(Outcome::LeftOut);
+                    if !c.nullable {
+                        return Ok(leave_out(w, own_id, &cells));
                     }
+                    cells[i] = Cell::Null(Kind::Id);
                 }
             }
             _ => {}
@@ -529,9 +520,7 @@ async fn row(
             return Ok(Outcome::Already);
         }
     }
-    if let (true, Some(Cell::Id(mine))) = (own_id, cells.first()) {
-        w.left_out.insert(*mine);
-    }
+    let outcome = leave_out(w, own_id, &cells);
     let text = |name: &str| {
         let i = cols.iter().position(|c| c.name == name).expect("a column");
         match &cells[i] {
@@ -554,8 +543,16 @@ async fn row(
             "the claim of the domain {} is another organization's here: left out",
             text("domain")
         ),
-        _ => return Ok(Outcome::LeftOut),
+        _ => return Ok(outcome),
     };
     w.report.notes.push(note);
-    Ok(Outcome::LeftOut)
+    Ok(outcome)
+}
+
+/// Leaves a row out: what refers to it (by its own id, when `own_id`) is left out too.
+fn leave_out(w: &mut Writing, own_id: bool, cells: &[Cell]) -> Outcome {
+    if let (true, Some(Cell::Id(mine))) = (own_id, cells.first()) {
+        w.left_out.insert(*mine);
+    }
+    Outcome::LeftOut
 }

@@ -73,7 +73,18 @@ pub struct Table {
 }
 
 impl Table {
-    pub fn columns(&self) -> Vec<Column> {
+    /// Its columns, read once from their text.
+    pub fn columns(&self) -> &'static [Column] {
+        static READ: std::sync::LazyLock<Vec<Vec<Column>>> =
+            std::sync::LazyLock::new(|| TABLES.iter().map(Table::read_columns).collect());
+        let i = TABLES
+            .iter()
+            .position(|t| t.name == self.name)
+            .expect("an exported table");
+        &READ[i]
+    }
+
+    fn read_columns(&self) -> Vec<Column> {
         self.columns
             .split(',')
             .map(|c| {
