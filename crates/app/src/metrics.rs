@@ -37,21 +37,25 @@ pub const RETAINED: [&str; 6] = [
 pub struct Retention([std::sync::atomic::AtomicU64; RETAINED.len()]);
 
 impl Retention {
-    /// Counts `n` rows of `records` (one of [`RETAINED`]) deleted.
-    pub fn add(&self, records: &str, n: u64) {
+    /// The counter of `records` (one of [`RETAINED`]).
+    fn counter(&self, records: &str) -> &std::sync::atomic::AtomicU64 {
         let i = RETAINED
             .iter()
             .position(|k| *k == records)
             .expect("a kind of RETAINED");
-        self.0[i].fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        &self.0[i]
+    }
+
+    /// Counts `n` rows of `records` deleted.
+    pub fn add(&self, records: &str, n: u64) {
+        self.counter(records)
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Rows of `records` deleted so far.
     pub fn get(&self, records: &str) -> u64 {
-        RETAINED
-            .iter()
-            .position(|k| *k == records)
-            .map_or(0, |i| self.0[i].load(std::sync::atomic::Ordering::Relaxed))
+        self.counter(records)
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

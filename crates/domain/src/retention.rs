@@ -1,9 +1,10 @@
 //! What is deleted when it has served its time: the periodic purges the scheduler runs,
 //! each in short statements. Applications go after the days their organization keeps
 //! them (`keep_applications_days`, 0 by default: kept) or the days after their job
-//! ended (`keep_applications_after_job_days`, 0 by default: kept); finished webhook deliveries after
-//! the node's `delivery_log_days`; job alerts never confirmed after 7 days; search engine notices 30 days after they were
-//! delivered or failed; the sign-in records after their own lifetimes.
+//! ended (`keep_applications_after_job_days`, 0 by default: kept); finished webhook
+//! deliveries after the node's `delivery_log_days`; job alerts never confirmed after 7
+//! days; search engine notices 30 days after they were delivered or failed; the sign-in
+//! records after their own lifetimes.
 
 use std::time::Duration;
 
@@ -53,17 +54,17 @@ fn days_before(now: Ts, days: u64) -> Ts {
 /// than `keep_applications_after_job_days` (an expired job, or one no longer stored), a
 /// batch at a time. Returns how many went.
 pub async fn purge_applications(db: &Db, now: Ts) -> Result<u64> {
+    use applications::store::{delete_after_job, delete_older, kept_for_days};
     let mut deleted = 0;
-    for (org_id, days) in applications::store::kept_for_days(db).await? {
-        let before = days_before(now, days.unsigned_abs());
-        deleted += in_batches(|limit| applications::store::delete_older(db, org_id, before, limit))
-            .await?;
-    }
-    for (org_id, days) in applications::store::kept_after_job_for_days(db).await? {
-        let before = days_before(now, days.unsigned_abs());
-        deleted +=
-            in_batches(|limit| applications::store::delete_after_job(db, org_id, before, limit))
-                .await?;
+    for (org_id, days, after_job) in kept_for_days(db).await? {
+        if days > 0 {
+            let before = days_before(now, days.unsigned_abs());
+            deleted += in_batches(|limit| delete_older(db, org_id, before, limit)).await?;
+        }
+        if after_job > 0 {
+            let before = days_before(now, after_job.unsigned_abs());
+            deleted += in_batches(|limit| delete_after_job(db, org_id, before, limit)).await?;
+        }
     }
     Ok(deleted)
 }

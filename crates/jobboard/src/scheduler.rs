@@ -1,8 +1,9 @@
 //! The scheduler: time-driven transitions (job expiry, CMS publishing windows, access
 //! records whose `cancelAt` has come, employers' expiry reminders, job alerts), and the
 //! occasional pruning of the search indexes' change log (every minute), the audit log,
-//! the webhook delivery log, search engine notices and unconfirmed job alerts (hourly), and the reconciliation of paid posts whose checkout
-//! is still open after an hour (every five minutes), each paced by the node's
+//! the webhook delivery log, search engine notices and unconfirmed job alerts (hourly),
+//! and the reconciliation of paid posts whose checkout is still open after an hour
+//! (every five minutes), each paced by the node's
 //! [`App::cadence`].
 //!
 //! [`App::cadence`]: crate::app::App::cadence

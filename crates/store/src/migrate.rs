@@ -187,9 +187,8 @@ pub(super) fn latest_version() -> i64 {
 }
 
 pub(super) async fn is_current(db: &Db) -> anyhow::Result<bool> {
-    let latest = MIGRATIONS.last().map(|m| m.version).unwrap_or(0);
     let max: Option<i64> = crate::dispatch!(db.reader(), p => {
-        sqlx::query_scalar("SELECT MAX(version) FROM schema_migrations").fetch_one(p).await?
+        sqlx::query_scalar(NEWEST).fetch_one(p).await?
     });
-    Ok(max == Some(latest))
+    Ok(max == Some(latest_version()))
 }

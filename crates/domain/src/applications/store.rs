@@ -151,25 +151,15 @@ pub(super) async fn set_status(
     Ok(Some(app))
 }
 
-/// The organizations that keep applications for a limited time, with their days.
-pub(crate) async fn kept_for_days(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
+/// The organizations that keep applications for a limited time, with their days: after
+/// each was made, and after its job ended (0: no limit).
+pub(crate) async fn kept_for_days(db: &Db) -> DbResult<Vec<(OrgId, i64, i64)>> {
     Ok(dispatch!(db.reader(), p => {
         sqlx::query_as(
-            "SELECT id, keep_applications_days FROM organizations \
-             WHERE keep_applications_days > 0 ORDER BY id",
-        )
-        .fetch_all(p)
-        .await?
-    }))
-}
-
-/// The organizations that keep the applications of a job that has ended for a limited
-/// time, with their days.
-pub(crate) async fn kept_after_job_for_days(db: &Db) -> DbResult<Vec<(OrgId, i64)>> {
-    Ok(dispatch!(db.reader(), p => {
-        sqlx::query_as(
-            "SELECT id, keep_applications_after_job_days FROM organizations \
-             WHERE keep_applications_after_job_days > 0 ORDER BY id",
+            "SELECT id, keep_applications_days, keep_applications_after_job_days \
+             FROM organizations \
+             WHERE keep_applications_days > 0 OR keep_applications_after_job_days > 0 \
+             ORDER BY id",
         )
         .fetch_all(p)
         .await?

@@ -9,8 +9,9 @@ use crate::{
 
 const COLUMNS: &str = "id, name, domain, tagline, logo_url, accent_color, public_posting, \
      mail_job_live, mail_expiry_days, mail_applications, keep_applications_days, \
-     keep_applications_after_job_days, member_signup, member_approval, member_posts, paid_posts, refund_unpublishes, require_salary, \
-     require_remote_countries, listing_days, created_at";
+     keep_applications_after_job_days, member_signup, member_approval, member_posts, \
+     paid_posts, refund_unpublishes, require_salary, require_remote_countries, listing_days, \
+     created_at";
 
 pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResult<Org> {
     let sql = format!(
@@ -94,7 +95,8 @@ pub(super) async fn board_for_host(db: &Db, host: &str) -> DbResult<Option<Board
     let sql = concat!(
         "SELECT o.id, o.name, o.domain, o.tagline, o.logo_url, o.accent_color, \
          o.public_posting, o.mail_job_live, o.mail_expiry_days, o.mail_applications, \
-         o.keep_applications_days, o.keep_applications_after_job_days, o.member_signup, o.member_approval, o.member_posts, \
+         o.keep_applications_days, o.keep_applications_after_job_days, o.member_signup, \
+         o.member_approval, o.member_posts, \
          o.paid_posts, o.refund_unpublishes, o.require_salary, o.require_remote_countries, \
          o.listing_days, o.created_at, ",
         crate::job_list_version!("o.id"),

@@ -11,9 +11,9 @@
 //!
 //! An organization of up to [`BUILD_INLINE`] jobs is indexed by the list that first needs
 //! it; a larger one in the background, its lists answered by SQL meanwhile, or as soon as
-//! this node sees it written to ([`follow`]), so a bulk load is indexed while it loads. An index that
-//! would not fit in the budget is not kept (SQL answers), and the least recently used
-//! indexes of other organizations make room for a new one.
+//! this node sees it written to ([`follow`]), so a bulk load is indexed while it loads.
+//! An index that would not fit in the budget is not kept (SQL answers), and the least
+//! recently used indexes of other organizations make room for a new one.
 
 mod changes;
 mod read;
