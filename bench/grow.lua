@@ -5,15 +5,10 @@
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 dofile(os.getenv("BENCH_DIR") .. "/posting.lua")
 
-local headers = {}
-
 function init(args)
-  load_words()
-  math.randomseed(1000 + id)
-  for k, v in pairs(wrk.headers) do headers[k] = v end
-  headers["Content-Type"] = "application/json"
+  start_posting(1000)
 end
 
 function request()
-  return wrk.format("POST", "/api/jobs", headers, job_body())
+  return wrk.format("POST", "/api/jobs", json_headers, job_body())
 end

@@ -2,8 +2,10 @@
 -- GROW_WORDS names) and the body of a job like bench/seed.py's (a title from levels,
 -- fields and roles, one of about 400 companies, one of 30 cities, one of 6 job types, a
 -- quarter remote, a description of 40 to 80 words). Loaded with dofile; init() calls
--- load_words() once per thread.
+-- load_words() once per thread, or start_posting() in a script that posts.
 lists = {}
+-- The command line's headers (the key) with the JSON content type (start_posting).
+json_headers = {}
 
 function load_words()
   for line in io.lines(os.getenv("GROW_WORDS")) do
@@ -12,6 +14,15 @@ function load_words()
     for w in words:gmatch("[^|]+") do table.insert(l, w) end
     lists[name] = l
   end
+end
+
+-- A posting thread's start: the word lists, its own random sequence (`seed` plus the
+-- thread's id), and json_headers.
+function start_posting(seed)
+  load_words()
+  math.randomseed(seed + id)
+  for k, v in pairs(wrk.headers) do json_headers[k] = v end
+  json_headers["Content-Type"] = "application/json"
 end
 
 function pick(name)

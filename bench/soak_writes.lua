@@ -10,7 +10,6 @@
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 dofile(os.getenv("BENCH_DIR") .. "/posting.lua")
 
-local headers = {}
 local pause = tonumber(os.getenv("SOAK_DELAY_MS") or "0")
 local keep = tonumber(os.getenv("SOAK_KEEP") or "500")
 local posted = {}
@@ -50,10 +49,7 @@ end
 
 function init(args)
   restore()
-  load_words()
-  math.randomseed(3000 + id)
-  for k, v in pairs(wrk.headers) do headers[k] = v end
-  headers["Content-Type"] = "application/json"
+  start_posting(3000)
 end
 
 function delay()
@@ -69,24 +65,24 @@ function request()
   if step == 1 or not newest() then
     step = 1
     local body = job_body('"contact_email":"hr@acme.example",')
-    return wrk.format("POST", "/api/jobs", headers, body)
+    return wrk.format("POST", "/api/jobs", json_headers, body)
   elseif step == 2 then
     local body = '{"name":"Ada Applicant","email":"ada@applicant.example","cover_letter":"Hello"}'
-    return wrk.format("POST", "/api/jobs/" .. newest() .. "/applications", headers, body)
+    return wrk.format("POST", "/api/jobs/" .. newest() .. "/applications", json_headers, body)
   elseif step == 3 then
     visitor = visitor + 1
     local body = string.format(
       '{"events":[{"type":"job_view","job_id":"%s","visitor_id":"v%d-%d"}]}',
       newest(), id, visitor % 5000)
-    return wrk.format("POST", "/api/analytics/events", headers, body)
+    return wrk.format("POST", "/api/analytics/events", json_headers, body)
   elseif last - first + 1 > keep then
     local gone = posted[first]
     posted[first] = nil
     first = first + 1
     record("-" .. gone)
-    return wrk.format("DELETE", "/api/jobs/" .. gone, headers)
+    return wrk.format("DELETE", "/api/jobs/" .. gone, json_headers)
   else
-    return wrk.format("GET", "/api/jobs/" .. newest(), headers)
+    return wrk.format("GET", "/api/jobs/" .. newest(), json_headers)
   end
 end
 
