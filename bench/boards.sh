@@ -59,17 +59,7 @@ mix_run() {
 
 run_backend() {
   local backend="$1" db raise
-  case "$backend" in
-    sqlite) db="sqlite://$WORK/boards.db"; raise="$WORK/boards.db" ;;
-    postgres)
-      if [ -z "$PG_URL" ]; then echo "skipping PostgreSQL: no JOBBOARD_BENCH_POSTGRES_URL" >&2; return; fi
-      DROP_DB="jobboard_boards_$$"
-      psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null
-      psql "$PG_URL" -qc "CREATE DATABASE $DROP_DB" >/dev/null
-      db="${PG_URL%/*}/$DROP_DB"
-      raise=postgres
-      ;;
-  esac
+  bench_database "$backend" boards || { echo "skipping $backend" >&2; return; }
   local kept="${BENCH_KEEP:-}/boards-$BOARDS-$PER_BOARD.db"
   if [ "$backend" = sqlite ] && [ -n "${BENCH_KEEP:-}" ] && [ -f "$kept" ]; then
     echo "== $backend: reusing $kept" >&2

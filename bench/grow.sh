@@ -55,19 +55,8 @@ total() {
 }
 
 run_backend() {
-  local backend="$1" db port server base org key
-  case "$backend" in
-    sqlite) db="sqlite://$WORK/grow.db" ;;
-    postgres)
-      if [ -z "$PG_URL" ]; then echo "skipping PostgreSQL: no JOBBOARD_BENCH_POSTGRES_URL" >&2; return; fi
-      DROP_DB="jobboard_grow_$$"
-      psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null
-      psql "$PG_URL" -qc "CREATE DATABASE $DROP_DB" >/dev/null
-      db="${PG_URL%/*}/$DROP_DB"
-      ;;
-  esac
-  local raise="$WORK/grow.db"
-  [ "$backend" = postgres ] && raise=postgres
+  local backend="$1" db raise port server base org key
+  bench_database "$backend" grow || { echo "skipping $backend" >&2; return; }
   read -r org key < <(bench_org_and_key "$BIN" "$db" "$raise")
   port=$(free_port)
   base="http://127.0.0.1:$port"

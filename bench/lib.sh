@@ -30,6 +30,29 @@ bench_cleanup() {
   rm -rf "$WORK"
 }
 
+# A fresh database of backend $1 (sqlite or postgres) for the run, named after $2: sets
+# `db` (its URL) and `raise` (bench_org_and_key's third argument: the SQLite file, or
+# "postgres"), the caller's own when it declared them local. The PostgreSQL one is
+# created on PG_URL now and dropped at exit (DROP_DB). Fails, saying why, when PostgreSQL
+# has no PG_URL or the backend is neither.
+bench_database() {
+  case "$1" in
+    sqlite)
+      db="sqlite://$WORK/$2.db"
+      raise="$WORK/$2.db"
+      ;;
+    postgres)
+      if [ -z "${PG_URL:-}" ]; then echo "no JOBBOARD_BENCH_POSTGRES_URL" >&2; return 1; fi
+      DROP_DB="jobboard_$2_$$"
+      psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null
+      psql "$PG_URL" -qc "CREATE DATABASE $DROP_DB" >/dev/null
+      db="${PG_URL%/*}/$DROP_DB"
+      raise=postgres
+      ;;
+    *) echo "the backend is sqlite or postgres, not $1" >&2; return 1 ;;
+  esac
+}
+
 # Waits until URL $1 answers (30 s at most, then the run stops).
 wait_up() {
   for _ in $(seq 1 300); do

@@ -31,21 +31,7 @@ bench_workdir rebuilds
 python3 bench/grow_words.py >"$WORK/words.txt"
 export GROW_WORDS="$WORK/words.txt"
 
-case "$BACKEND" in
-  sqlite)
-    db="sqlite://$WORK/rebuilds.db"
-    raise="$WORK/rebuilds.db"
-    ;;
-  postgres)
-    [ -n "$PG_URL" ] || { echo "no JOBBOARD_BENCH_POSTGRES_URL" >&2; exit 1; }
-    DROP_DB="jobboard_rebuilds_$$"
-    psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null
-    psql "$PG_URL" -qc "CREATE DATABASE $DROP_DB" >/dev/null
-    db="${PG_URL%/*}/$DROP_DB"
-    raise=postgres
-    ;;
-  *) echo "REBUILDS_BACKEND is sqlite or postgres" >&2; exit 1 ;;
-esac
+bench_database "$BACKEND" rebuilds
 read -r _org key < <(bench_org_and_key "$BIN" "$db" "$raise")
 port=$(free_port)
 base="http://127.0.0.1:$port"

@@ -57,22 +57,8 @@ python3 bench/soak_side.py "$side_http" "$side_smtp" >"$WORK/side.log" 2>&1 &
 PIDS+=("$!")
 for _ in $(seq 1 100); do grep -q ready "$WORK/side.log" 2>/dev/null && break; sleep 0.1; done
 
-case "$BACKEND" in
-  sqlite)
-    file="$WORK/soak.db"
-    db="sqlite://$file"
-    raise="$file"
-    ;;
-  postgres)
-    [ -n "$PG_URL" ] || { echo "no JOBBOARD_BENCH_POSTGRES_URL" >&2; exit 1; }
-    DROP_DB="jobboard_soak_$$"
-    psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB" >/dev/null
-    psql "$PG_URL" -qc "CREATE DATABASE $DROP_DB" >/dev/null
-    db="${PG_URL%/*}/$DROP_DB"
-    raise=postgres
-    ;;
-  *) echo "SOAK_BACKEND is sqlite or postgres" >&2; exit 1 ;;
-esac
+bench_database "$BACKEND" soak
+file="$WORK/soak.db"
 read -r org key < <(bench_org_and_key "$BIN" "$db" "$raise")
 
 port=$(free_port)
