@@ -4,6 +4,12 @@
 //! either backend through [`dispatch!`], which expands the same code for each concrete
 //! pool type, so both backends use native types and static dispatch. Where the SQL
 //! dialects differ, the code branches on [`Db::backend`].
+//!
+//! Every connection keeps the statements it prepared (sqlx's cache, 100 a connection) for
+//! as long as it lives. A statement whose text grows with a list (a multi-row `VALUES`, an
+//! `IN (...)` of ids) is a new statement for every length, so it is run with
+//! `.persistent(false)`: kept, each length would stay prepared on every connection that
+//! ran it, memory that rises for hours while the cache fills and is seldom used again.
 
 pub mod backup;
 pub mod coalesce;
@@ -47,6 +53,24 @@ pub enum Backend {
 pub enum Pool {
     Sqlite(SqlitePool),
     Postgres(PgPool),
+}
+
+impl Pool {
+    /// How many statements the pool's idle connections keep prepared, in all (each is
+    /// taken in turn and held until all are counted, so none is counted twice; those in
+    /// use are not counted).
+    pub fn prepared_statements(&self) -> usize {
+        use sqlx::Connection;
+        dispatch!(self, p => {
+            let mut held = Vec::new();
+            let mut kept = 0;
+            while let Some(c) = p.try_acquire() {
+                kept += c.cached_statements_size();
+                held.push(c);
+            }
+            kept
+        })
+    }
 }
 
 /// Runs `$body` with `$p` bound to the concrete pool (`&SqlitePool` or `&PgPool`).
@@ -617,7 +641,7 @@ where
         qb.push_bind(org_id).push(" AND id");
         let ids: Vec<uuid::Uuid> = ids.iter().map(|&id| id.into()).collect();
         push_in_list(&mut qb, &ids);
-        let owned: Vec<uuid::Uuid> = qb.build_query_scalar().fetch_all(p).await?;
+        let owned: Vec<uuid::Uuid> = qb.build_query_scalar().persistent(false).fetch_all(p).await?;
         Ok(owned.into_iter().map(I::from).collect())
     })
 }

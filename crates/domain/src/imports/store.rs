@@ -143,7 +143,7 @@ pub(super) async fn items(
                 list.push_bind(*id);
             }
             qb.push(")");
-            qb.build_query_as().fetch_all(p).await?
+            qb.build_query_as().persistent(false).fetch_all(p).await?
         });
         out.extend(rows.into_iter().map(|(e, j, d)| (e, (j, d))));
     }

@@ -399,6 +399,6 @@ pub async fn matching(
     let marks = w.list(ids.iter().map(|i| Arg::Uuid(i.0)));
     let sql = format!("SELECT id FROM jobs WHERE {} AND id IN ({marks})", w.text);
     Ok(dispatch!(db.reader(), p => {
-        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).fetch_all(p).await?
+        bind_all!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &w.args).persistent(false).fetch_all(p).await?
     }))
 }

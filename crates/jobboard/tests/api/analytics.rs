@@ -1,6 +1,7 @@
 //! Analytics: ingestion, per-job figures, site figures, periods and their boundaries.
 
 use chrono::{Duration, Utc};
+use jobboard_domain::JobId;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -14,6 +15,7 @@ backends!(
     job_ids_are_checked,
     reports_keep_their_key_order,
     a_visitor_is_one_visitor_whatever_other_databases_ingest,
+    statements_as_long_as_a_list_are_not_kept_prepared,
 );
 
 #[test]
@@ -382,4 +384,56 @@ async fn a_visitor_is_one_visitor_whatever_other_databases_ingest(b: Backend) {
     let r = ours.get(&format!("/analytics/jobs?jobIds={j}")).await;
     assert_eq!(r.body["data"]["views"][j.to_string()], 2);
     assert_eq!(r.body["data"]["visitors"][j.to_string()], 1);
+}
+
+/// The statements the server's idle connections keep prepared, in all.
+fn prepared(t: &TestApp) -> usize {
+    let writer = t.db().writer().prepared_statements();
+    match t.backend {
+        // One pool serves reads and writes.
+        Backend::Postgres => writer,
+        Backend::Sqlite => writer + t.db().reader().prepared_statements(),
+    }
+}
+
+/// One round of [`statements_as_long_as_a_list_are_not_kept_prepared`]: an ingestion of `n`
+/// views of the first job on `n` days by `n` visitors (a daily row and a visitor row a day
+/// for the job and for the site: `2n` of each), and the report of the first `n` jobs.
+async fn lists_of_length(t: &TestApp, jobs: &[JobId], n: usize) {
+    let events: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"type": "job_view", "job_id": jobs[0], "visitor_id": format!("len{n}-{i}"), "occurred_at": ts(i as i64, 0)})
+        })
+        .collect();
+    ingest(t, json!(events)).await.expect(200);
+    let ids: Vec<String> = jobs[..n].iter().map(|j| j.to_string()).collect();
+    t.get(&format!("/analytics/jobs?jobIds={}", ids.join(",")))
+        .await
+        .expect(200);
+}
+
+/// An ingestion writes with multi-row statements as long as its batch, a report reads
+/// with statements as long as its list of jobs. Kept prepared, each length would stay on
+/// every connection that ran it (up to 100 a connection), memory that rises for hours
+/// while new lengths come. Twenty more lengths, after twenty that prepared the statements
+/// that do not change, leave the count where it was (kept, each would add two statements
+/// or more).
+async fn statements_as_long_as_a_list_are_not_kept_prepared(b: Backend) {
+    let t = TestApp::spawn(b).await;
+    let mut jobs = Vec::new();
+    for i in 0..40 {
+        jobs.push(t.insert_job(t.org_id, &format!("Job {i}")).await);
+    }
+    for n in 1..=20 {
+        lists_of_length(&t, &jobs, n).await;
+    }
+    let before = prepared(&t);
+    for n in 21..=40 {
+        lists_of_length(&t, &jobs, n).await;
+    }
+    let after = prepared(&t);
+    assert!(
+        after < before + 10,
+        "{before} statements prepared before twenty new lengths, {after} after"
+    );
 }

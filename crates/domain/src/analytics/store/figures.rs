@@ -39,7 +39,7 @@ pub async fn job_counters(
         qb.push(" AND job_id");
         push_in_list(&mut qb, jobs);
         qb.push(" GROUP BY job_id");
-        qb.build_query_as().fetch_all(p).await?
+        qb.build_query_as().persistent(false).fetch_all(p).await?
     });
     Ok(rows
         .into_iter()
@@ -71,7 +71,7 @@ pub async fn exact_visitors(
         qb.push(" AND job_id");
         push_in_list(&mut qb, jobs);
         qb.push(" GROUP BY job_id");
-        qb.build_query_as().fetch_all(p).await?
+        qb.build_query_as().persistent(false).fetch_all(p).await?
     });
     Ok(rows.into_iter().collect())
 }
@@ -97,7 +97,7 @@ pub async fn merged_sketches(
         qb.push_bind(org_id).push(" AND day >= ").push_bind(from.clone()).push(" AND day <= ").push_bind(to.clone());
         qb.push(" AND visitors > 0 AND job_id");
         push_in_list(&mut qb, jobs);
-        let rows: Vec<(JobId, String, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(p).await?;
+        let rows: Vec<(JobId, String, Option<Vec<u8>>)> = qb.build_query_as().persistent(false).fetch_all(p).await?;
         for (job, day, bytes) in rows {
             let sketch = out.entry(job).or_insert_with(empty);
             if !bytes.is_some_and(|b| sketch.merge_bytes(&b)) {
@@ -190,7 +190,7 @@ pub async fn applications_by_job(
         qb.push(" AND job_id");
         push_in_list(&mut qb, jobs);
         qb.push(" GROUP BY job_id");
-        qb.build_query_as().fetch_all(p).await?
+        qb.build_query_as().persistent(false).fetch_all(p).await?
     });
     Ok(rows.into_iter().collect())
 }

@@ -63,7 +63,7 @@ pub async fn ingest(db: &Db, org_id: OrgId, hits: &[Hit]) -> DbResult<()> {
             row.push_bind(org_id).push_bind(*job).push_bind(day.clone()).push_bind(v.to_vec());
         });
         qb.push(" ON CONFLICT DO NOTHING RETURNING job_id, day, visitor");
-        let fresh: Vec<(JobId, String, Vec<u8>)> = qb.build_query_as().fetch_all(&mut **t).await?;
+        let fresh: Vec<(JobId, String, Vec<u8>)> = qb.build_query_as().persistent(false).fetch_all(&mut **t).await?;
         let mut new_visitors: BTreeMap<Key, Vec<[u8; 16]>> = BTreeMap::new();
         for (job, day, v) in fresh {
             let Ok(v) = <[u8; 16]>::try_from(v.as_slice()) else { continue };
@@ -93,7 +93,7 @@ pub async fn ingest(db: &Db, org_id: OrgId, hits: &[Hit]) -> DbResult<()> {
                visitors = analytics_daily.visitors + excluded.visitors
              RETURNING job_id, day, visitors, sketch",
         );
-        let rows: Vec<(JobId, String, i64, Option<Vec<u8>>)> = qb.build_query_as().fetch_all(&mut **t).await?;
+        let rows: Vec<(JobId, String, i64, Option<Vec<u8>>)> = qb.build_query_as().persistent(false).fetch_all(&mut **t).await?;
         let mut sketches: Vec<Built> = Vec::new();
         for (job, day, total, stored) in rows {
             let key = (job, day);

@@ -51,7 +51,7 @@ async fn write_sketches<'c, E, DB>(
 ) -> DbResult<()>
 where
     E: sqlx::Executor<'c, Database = DB>,
-    DB: sqlx::Database,
+    DB: sqlx::Database + sqlx::database::HasStatementCache,
     for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> JobId: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> String: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -74,7 +74,7 @@ where
             " WHERE analytics_daily.sketch IS NULL AND analytics_daily.visitors = excluded.visitors",
         );
     }
-    qb.build().execute(ex).await?;
+    qb.build().persistent(false).execute(ex).await?;
     Ok(())
 }
 

@@ -102,7 +102,7 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
                         .push_bind(now)
                         .push_bind(now);
                 });
-                qb.build().execute(&mut **t).await?;
+                qb.build().persistent(false).execute(&mut **t).await?;
             });
             written += chunk.len();
         }

@@ -198,7 +198,7 @@ pub async fn targets(db: &Db, ids: &[WebhookId]) -> DbResult<HashMap<WebhookId, 
                 sep.push_bind(*id);
             }
             qb.push(")");
-            qb.build_query_as().fetch_all(p).await?
+            qb.build_query_as().persistent(false).fetch_all(p).await?
         });
         out.extend(found.into_iter().map(|s| (s.id, s)));
     }
