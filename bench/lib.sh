@@ -92,6 +92,9 @@ bench_org_and_key() {
 # The resident memory of process $1 in MB: now, and its peak so far.
 rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 hwm_mb() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+# The part of it that is the heap, stacks and other anonymous memory (not mapped files or
+# shared memory such as SQLite's WAL index).
+anon_mb() { awk '/^RssAnon/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 
 # The search indexes of the server at base URL $1, from its /metrics (behind
 # JOBBOARD_METRICS_TOKEN): "indexes bytes builds_first builds_again builds_worn misplaced

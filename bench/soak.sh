@@ -7,6 +7,10 @@
 #   SOAK_BACKEND=postgres bench/soak.sh    # PostgreSQL (JOBBOARD_BENCH_POSTGRES_URL or
 #                                          # JOBBOARD_TEST_POSTGRES_URL: a role that may
 #                                          # create databases)
+#   SOAK_HEAP=1 bench/soak.sh              # also the allocator's own count, every minute
+#                                          # (gdb attaches for half a second to call glibc's
+#                                          # malloc_stats: the bytes in use and the bytes
+#                                          # its arenas hold)
 #
 # One `jobboard serve` (release build, every role: API, board, workers, scheduler) on
 # 127.0.0.1 with mail to an SMTP sink, and bench/soak_side.py for the outside world (a
@@ -22,7 +26,8 @@
 # apply to it, view it, delete the oldest beyond SOAK_KEEP: the board keeps its size while
 # it is written), each request SOAK_WRITE_DELAY_MS (100) after the last answer. Every
 # minute is its own pair of wrk runs, so each minute has its own latency; after each the
-# server's resident memory, open files, database and WAL size, the jobs, what the side
+# server's resident memory (and its anonymous part: heap and stacks; with SOAK_HEAP=1 also
+# the allocator's bytes in use and held), open files, database and WAL size, the jobs, what the side
 # received, and the search index's bytes are written to soak-BACKEND.csv in BENCH_OUT
 # (default: the current directory), and drawn in soak-BACKEND.svg (bench/soak_plot.py).
 #
@@ -111,7 +116,15 @@ read_delay=$(python3 -c "r = $capacity / 2 / $READERS; print(max(0, round(1000 /
 echo "read mix capacity: $capacity req/s (p50 $cap_p50 ms); soak: $READERS readers, each $read_delay ms after an answer"
 
 csv="$OUT/soak-$BACKEND.csv"
-echo "minute,rss_mb,hwm_mb,open_files,db_mb,wal_mb,read_rps,read_p50_ms,read_p99_ms,write_rps,write_p50_ms,write_p99_ms,non2xx,socket_errors,jobs,hooks,mails,feeds,index_mb" >"$csv"
+echo "minute,rss_mb,hwm_mb,anon_mb,open_files,db_mb,wal_mb,read_rps,read_p50_ms,read_p99_ms,write_rps,write_p50_ms,write_p99_ms,non2xx,socket_errors,jobs,hooks,mails,feeds,index_mb,heap_used_mb,heap_held_mb" >"$csv"
+# glibc's malloc_stats, called in the server by gdb, writes to its standard error (the
+# server's log): "in use bytes" and "system bytes" of all arenas, the last "Total" block.
+heap_mb() {
+  if [ "${SOAK_HEAP:-0}" != 1 ]; then echo ","; return; fi
+  gdb --readnever -p "$server" -batch -nx -ex 'call (void)malloc_stats()' >/dev/null 2>&1 || true
+  awk '/^Total/ {t = 1; next} t && /system bytes/ {s = $NF} t && /in use bytes/ {u = $NF; t = 0}
+       END {if (u != "") printf "%.1f,%.1f", u / 1048576, s / 1048576; else printf ","}' "$WORK/server.log"
+}
 db_mb() {
   if [ "$BACKEND" = sqlite ]; then
     python3 -c 'import os, sys; print(round(os.path.getsize(sys.argv[1]) / 2**20, 1))' "$file"
@@ -142,9 +155,9 @@ for minute in $(seq 1 "$MINUTES"); do
   read -r _ w_rps w_p50 w_p99 _ w_bad w_err < <(result "$WORK/writes.txt")
   read -r hooks mails feeds <"$SOAK_SIDE_COUNTS" || true
   index=$(index_state "$base" | awk '{printf "%.1f", $2 / 1048576}')
-  row="$minute,$(rss_mb "$server"),$(hwm_mb "$server"),$(ls "/proc/$server/fd" | wc -l),$(db_mb),$(wal_mb)"
+  row="$minute,$(rss_mb "$server"),$(hwm_mb "$server"),$(anon_mb "$server"),$(ls "/proc/$server/fd" | wc -l),$(db_mb),$(wal_mb)"
   row="$row,$r_rps,$r_p50,$r_p99,$w_rps,$w_p50,$w_p99,$((r_bad + w_bad)),$((r_err + w_err))"
-  row="$row,$(jobs_now),${hooks:-0},${mails:-0},${feeds:-0},$index"
+  row="$row,$(jobs_now),${hooks:-0},${mails:-0},${feeds:-0},$index,$(heap_mb)"
   echo "$row" >>"$csv"
   echo "$row"
 done

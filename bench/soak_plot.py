@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """Draws bench/soak.sh's samples (its CSV, the first argument) as one SVG on standard
 output: three panels over the minutes of the run, each with its own scale from 0:
-resident memory; read and write latency (p50, p99); database size, WAL size and open
+resident memory (all, its anonymous part, and what the allocator holds and has in use when
+sampled); read and write latency (p50, p99); database size, WAL size and open
 files. Standard library only."""
 
 import csv
 import sys
 
 PANELS = [
-    ("Resident memory (MB)", [("rss_mb", "#1d4ed8", "resident")]),
+    (
+        "Resident memory (MB)",
+        [
+            ("rss_mb", "#1d4ed8", "resident"),
+            ("anon_mb", "#64748b", "anonymous"),
+            ("heap_held_mb", "#ea580c", "allocator holds"),
+            ("heap_used_mb", "#16a34a", "in use"),
+        ],
+    ),
     (
         "Latency (ms)",
         [
@@ -32,7 +41,7 @@ W, PANEL_H, LEFT, RIGHT, TOP, GAP = 720, 170, 60, 150, 30, 50
 def number(v):
     try:
         return float(v)
-    except ValueError:
+    except (TypeError, ValueError):
         return None
 
 
@@ -49,7 +58,7 @@ def main():
     plot_w = W - LEFT - RIGHT
     for p, (title, series) in enumerate(PANELS):
         y0 = TOP + p * (PANEL_H + GAP)
-        values = [number(r[k]) for k, _, _ in series for r in rows]
+        values = [number(r.get(k)) for k, _, _ in series for r in rows]
         top = max([v for v in values if v is not None] + [1]) * 1.1
         out.append(f'<text x="{LEFT}" y="{y0 - 8}" font-weight="bold">{title}</text>')
         out.append(
@@ -67,7 +76,7 @@ def main():
         for i, (key, colour, label) in enumerate(series):
             points = [
                 f"{LEFT + plot_w * mi / last:.1f},{y0 + PANEL_H - PANEL_H * v / top:.1f}"
-                for mi, v in ((minutes[j], number(r[key])) for j, r in enumerate(rows))
+                for mi, v in ((minutes[j], number(r.get(key))) for j, r in enumerate(rows))
                 if v is not None
             ]
             out.append(
