@@ -27,12 +27,13 @@
 # it is written), each request SOAK_WRITE_DELAY_MS (100) after the last answer. Every
 # minute is its own pair of wrk runs, so each minute has its own latency; after each the
 # server's resident memory (and its anonymous part: heap and stacks; with SOAK_HEAP=1 also
-# the allocator's bytes in use and held), open files, database and WAL size, the jobs, what the side
-# received, and the search index's bytes are written to soak-BACKEND.csv in BENCH_OUT
-# (default: the current directory), and drawn in soak-BACKEND.svg (bench/soak_plot.py).
+# the allocator's bytes in use and held), open files, database and WAL size, the jobs,
+# what the side received, and the search index's bytes are written to soak-BACKEND.csv in
+# BENCH_OUT (default: the current directory), and drawn in soak-BACKEND.svg
+# (bench/soak_plot.py).
 #
-# Needs: cargo, wrk, curl, python3 (standard library); psql for PostgreSQL. Traffic stays
-# on 127.0.0.1.
+# Needs: cargo, wrk, curl, python3 (standard library); psql for PostgreSQL; gdb for SOAK_HEAP.
+# Traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
