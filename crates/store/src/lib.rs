@@ -596,6 +596,8 @@ pub fn upsert_statement(
 }
 
 /// Appends ` IN ($a, $b, ...)` binding `ids` (which must not be empty).
+/// The statement's text then depends on the list's length: run it with
+/// `.persistent(false)` (see the crate's documentation).
 pub fn push_in_list<DB, I>(qb: &mut sqlx::QueryBuilder<DB>, ids: &[I])
 where
     DB: sqlx::Database,

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::Source;
 use crate::{
     JobId, JsonDoc, OrgId, Ts,
-    db::{Db, DbResult, StoreError, Tx},
+    db::{Db, DbResult, StoreError, Tx, push_in_list},
     dispatch, dispatch_tx,
 };
 
@@ -137,12 +137,8 @@ pub(super) async fn items(
             let mut qb = sqlx::QueryBuilder::new(
                 "SELECT external_id, job_id, digest FROM import_items WHERE source_id = ",
             );
-            qb.push_bind(source).push(" AND external_id IN (");
-            let mut list = qb.separated(", ");
-            for id in chunk {
-                list.push_bind(*id);
-            }
-            qb.push(")");
+            qb.push_bind(source).push(" AND external_id");
+            push_in_list(&mut qb, chunk);
             qb.build_query_as().persistent(false).fetch_all(p).await?
         });
         out.extend(rows.into_iter().map(|(e, j, d)| (e, (j, d))));

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::SUB_COLS;
 use crate::{
     OrgId, WebhookId,
-    db::{Db, DbResult, StoreError},
+    db::{Db, DbResult, StoreError, push_in_list},
     dispatch, dispatch_tx,
     input::Field,
     webhooks::model::{EventName, Subscription, TargetType, WebhookPatch},
@@ -191,13 +191,9 @@ pub async fn targets(db: &Db, ids: &[WebhookId]) -> DbResult<HashMap<WebhookId, 
     for chunk in ids.chunks(500) {
         let found: Vec<Subscription> = dispatch!(db.reader(), p => {
             let mut qb = sqlx::QueryBuilder::new(format!(
-                "SELECT {SUB_COLS} FROM webhook_subscriptions WHERE id IN ("
+                "SELECT {SUB_COLS} FROM webhook_subscriptions WHERE id"
             ));
-            let mut sep = qb.separated(", ");
-            for id in chunk {
-                sep.push_bind(*id);
-            }
-            qb.push(")");
+            push_in_list(&mut qb, chunk);
             qb.build_query_as().persistent(false).fetch_all(p).await?
         });
         out.extend(found.into_iter().map(|s| (s.id, s)));
