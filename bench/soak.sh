@@ -64,7 +64,7 @@ PIDS+=("$!")
 for _ in $(seq 1 100); do grep -q ready "$WORK/side.log" 2>/dev/null && break; sleep 0.1; done
 
 bench_database "$BACKEND" soak
-file="$WORK/soak.db"
+file="$raise" # on SQLite, its file (db_mb and wal_mb read it on SQLite only)
 read -r org key < <(bench_org_and_key "$BIN" "$db" "$raise")
 
 port=$(free_port)
