@@ -467,10 +467,9 @@ pub async fn drain(setup: impl HasSetup<Setup>) -> usize {
 /// The indexing worker: delivers due notices until `stop`.
 pub async fn run(setup: impl HasSetup<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.setup();
-    let pg = setup.db.pg().cloned();
-    let clock = setup.db.clock().clone();
+    let db = setup.db.clone();
     match Indexer::new(setup) {
-        Ok(i) => outbox::run(Arc::new(i), limits(), pg, clock, stop).await,
+        Ok(i) => outbox::run(Arc::new(i), limits(), &db, stop).await,
         Err(e) => tracing::error!(error = ?e, "the indexing worker could not start"),
     }
 }

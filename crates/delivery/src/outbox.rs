@@ -23,7 +23,7 @@ use std::{
 };
 
 use jobboard_core::Clock;
-use jobboard_store::Ts;
+use jobboard_store::{Db, Ts};
 use tokio::{
     sync::{Notify, watch},
     task::JoinSet,
@@ -141,20 +141,17 @@ pub async fn drain<O: Outbox>(outbox: Arc<O>, limits: Limits, clock: Clock) -> u
     }
 }
 
-/// The worker: delivers items due at `clock` (the service's) until `stop`, then hands
-/// unfinished ones back.
+/// The worker: delivers items of `db` due at its clock (the service's) until `stop`, then
+/// hands unfinished ones back.
 pub async fn run<O: Outbox>(
     outbox: Arc<O>,
     limits: Limits,
-    pg: Option<sqlx::PgPool>,
-    clock: Clock,
+    db: &Db,
     mut stop: watch::Receiver<bool>,
 ) {
+    let clock = db.clock().clone();
     outbox.start().await;
-    let listener = pg.map(|pool| {
-        let (channel, wake) = (outbox.channel(), outbox.wake());
-        tokio::spawn(listen::<O>(pool, channel, wake, stop.clone()))
-    });
+    db.listen(outbox.channel(), outbox.wake());
     let Limits {
         concurrency,
         per_group,
@@ -262,53 +259,5 @@ pub async fn run<O: Outbox>(
             "handing unfinished deliveries back"
         );
         outbox.release(&unfinished).await;
-    }
-    if let Some(l) = listener {
-        let _ = l.await;
-    }
-}
-
-/// Forwards PostgreSQL notifications on `channel` (written by commits on any node) to this
-/// process's wake-up, reconnecting when the connection is lost.
-async fn listen<O: Outbox>(
-    pool: sqlx::PgPool,
-    channel: &'static str,
-    wake: &'static Notify,
-    mut stop: watch::Receiver<bool>,
-) {
-    loop {
-        if *stop.borrow() {
-            return;
-        }
-        let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(outbox = O::NAME, error = ?e, "listener could not connect; polling");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
-                    _ = stop.changed() => return,
-                }
-            }
-        };
-        if let Err(e) = listener.listen(channel).await {
-            tracing::warn!(outbox = O::NAME, error = ?e, "LISTEN failed; polling");
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(5)) => continue,
-                _ = stop.changed() => return,
-            }
-        }
-        loop {
-            tokio::select! {
-                n = listener.recv() => match n {
-                    Ok(_) => wake.notify_waiters(),
-                    Err(e) => {
-                        tracing::warn!(outbox = O::NAME, error = ?e, "listener lost its connection");
-                        wake.notify_waiters();
-                        break;
-                    }
-                },
-                _ = stop.changed() => return,
-            }
-        }
     }
 }

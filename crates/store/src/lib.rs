@@ -16,6 +16,7 @@ pub mod coalesce;
 mod error;
 pub mod events;
 mod migrate;
+mod notices;
 pub mod outbox;
 pub mod ratelimit;
 pub mod reuse;
@@ -56,10 +57,10 @@ pub enum Pool {
 }
 
 impl Pool {
-    /// How many statements the pool's idle connections keep prepared, in all (each is
-    /// taken in turn and held until all are counted, so none is counted twice; those in
-    /// use are not counted).
-    pub fn prepared_statements(&self) -> usize {
+    /// How many statements the pool's connections keep prepared, in all, or `None` while
+    /// one of them is in use (its statements cannot be counted). Each idle connection is
+    /// taken in turn and held until all are counted, so none is counted twice.
+    pub fn prepared_statements(&self) -> Option<usize> {
         use sqlx::Connection;
         dispatch!(self, p => {
             let mut held = Vec::new();
@@ -68,7 +69,7 @@ impl Pool {
                 kept += c.cached_statements_size();
                 held.push(c);
             }
-            kept
+            (held.len() == p.size() as usize).then_some(kept)
         })
     }
 }
@@ -227,6 +228,8 @@ pub struct Db {
     /// The time every operation on this database reads ([`Db::now`]): the system's, or
     /// the one the service gives its workers and scheduler too (see [`Db::with_clock`]).
     clock: Clock,
+    /// What this process listens for (PostgreSQL; see [`Db::listen`]).
+    notices: Arc<notices::Notices>,
 }
 
 /// Default of [`Db::connect_with`]'s page cache budget: 8 MiB over all connections.
@@ -312,6 +315,7 @@ impl Db {
                 page_cache_budget: 0,
                 _file_lock: None,
                 clock: Clock::system(),
+                notices: Default::default(),
             })
         } else if url.starts_with("sqlite:") {
             let readers = max_connections.max(1);
@@ -362,6 +366,7 @@ impl Db {
                 page_cache_budget: per_connection_kib * 1024 * (u64::from(readers) + 1),
                 _file_lock: file_lock,
                 clock: Clock::system(),
+                notices: Default::default(),
             })
         } else {
             anyhow::bail!(
@@ -415,6 +420,7 @@ impl Db {
             page_cache_budget: self.page_cache_budget,
             _file_lock: self._file_lock.clone(),
             clock: self.clock.clone(),
+            notices: self.notices.clone(),
         }
     }
 
@@ -513,7 +519,19 @@ impl Db {
         migrate::is_current(self).await.unwrap_or(false)
     }
 
+    /// Wakes `wake`'s waiters whenever a commit on any node notifies `channel` (see
+    /// [`Tx::notify_after_commit`]), and all of them when notifications may have been
+    /// missed (the connection that receives them was lost). On PostgreSQL only: on SQLite
+    /// every write is made in this process, which wakes its own waiters. The process
+    /// receives every channel on one connection of its own, outside the pool.
+    pub fn listen(&self, channel: &'static str, wake: &'static tokio::sync::Notify) {
+        if let Pool::Postgres(p) = &self.write {
+            self.notices.listen(&p.connect_options(), channel, wake);
+        }
+    }
+
     pub async fn close(&self) {
+        self.notices.close();
         dispatch!(&self.read, p => p.close().await);
         dispatch!(&self.write, p => p.close().await);
     }

@@ -268,9 +268,7 @@ pub async fn run(setup: impl HasSetup<Setup>, stop: watch::Receiver<bool>) {
              (use smtps:// or ?tls=required)"
         );
     }
-    let pg = setup.db.pg().cloned();
-    let clock = setup.db.clock().clone();
-    outbox::run(Arc::new(sender), setup.limits(), pg, clock, stop).await
+    outbox::run(Arc::new(sender), setup.limits(), &setup.db, stop).await
 }
 
 #[cfg(test)]

@@ -493,10 +493,7 @@ pub async fn drain(setup: impl HasSetup<Setup>) -> usize {
 pub async fn run(setup: impl HasSetup<Setup>, stop: watch::Receiver<bool>) {
     let setup = setup.setup();
     match Sender::new(&setup) {
-        Ok(s) => {
-            let (pg, clock) = (setup.db.pg().cloned(), setup.db.clock().clone());
-            outbox::run(Arc::new(s), setup.limits(), pg, clock, stop).await
-        }
+        Ok(s) => outbox::run(Arc::new(s), setup.limits(), &setup.db, stop).await,
         Err(e) => tracing::error!(error = ?e, "webhook worker could not start"),
     }
 }

@@ -387,12 +387,27 @@ async fn a_visitor_is_one_visitor_whatever_other_databases_ingest(b: Backend) {
 }
 
 /// The statements the server's idle connections keep prepared, in all.
-fn prepared(t: &TestApp) -> usize {
-    let writer = t.db().writer().prepared_statements();
-    match t.backend {
-        // One pool serves reads and writes.
-        Backend::Postgres => writer,
-        Backend::Sqlite => writer + t.db().reader().prepared_statements(),
+/// The statements kept prepared by the app's connections, counted when none is in use
+/// (the workers and the scheduler take them too), waiting at most ten seconds for that.
+async fn prepared(t: &TestApp) -> usize {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let writer = t.db().writer().prepared_statements();
+        let counted = match t.backend {
+            // One pool serves reads and writes.
+            Backend::Postgres => writer,
+            Backend::Sqlite => writer
+                .zip(t.db().reader().prepared_statements())
+                .map(|(w, r)| w + r),
+        };
+        if let Some(n) = counted {
+            return n;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a connection stayed in use for ten seconds"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 }
 
@@ -418,8 +433,19 @@ async fn lists_of_length(t: &TestApp, jobs: &[JobId], n: usize) {
 /// while new lengths come. Twenty more lengths, after twenty that prepared the statements
 /// that do not change, leave the count where it was (kept, each would add two statements
 /// or more).
+///
+/// The pool is held at two connections, both opened before the count (a connection opened
+/// later would bring the statements that do not change with it).
 async fn statements_as_long_as_a_list_are_not_kept_prepared(b: Backend) {
-    let t = TestApp::spawn(b).await;
+    let t = TestApp::spawn_with(b, |c| c.db_max_connections = 2).await;
+    for pool in [t.db().reader(), &*t.db().writer()] {
+        jobboard_store::dispatch!(pool, p => {
+            let mut held = Vec::new();
+            for _ in 0..p.options().get_max_connections() {
+                held.push(p.acquire().await.unwrap());
+            }
+        });
+    }
     let mut jobs = Vec::new();
     for i in 0..40 {
         jobs.push(t.insert_job(t.org_id, &format!("Job {i}")).await);
@@ -427,11 +453,11 @@ async fn statements_as_long_as_a_list_are_not_kept_prepared(b: Backend) {
     for n in 1..=20 {
         lists_of_length(&t, &jobs, n).await;
     }
-    let before = prepared(&t);
+    let before = prepared(&t).await;
     for n in 21..=40 {
         lists_of_length(&t, &jobs, n).await;
     }
-    let after = prepared(&t);
+    let after = prepared(&t).await;
     assert!(
         after < before + 10,
         "{before} statements prepared before twenty new lengths, {after} after"

@@ -3,4 +3,5 @@
 mod cli;
 mod limits;
 mod operations;
+mod pool;
 mod requests;
