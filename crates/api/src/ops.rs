@@ -90,6 +90,7 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
         .await
         .map(|(q, f)| (q as f64, f as f64))
         .unwrap_or((f64::NAN, f64::NAN));
+    let allocator = jobboard_app::metrics::allocator_stats();
     let mut body = app.metrics.render(&[
         (
             "jobboard_outbox_pending_events",
@@ -160,6 +161,16 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
             "jobboard_resident_memory_bytes",
             "Resident memory of this process.",
             resident_bytes().map_or(f64::NAN, |b| b as f64),
+        ),
+        (
+            "jobboard_allocator_allocated_bytes",
+            "Bytes the process has allocated and not freed, as its memory allocator counts them (NaN when the allocator does not say).",
+            allocator.map_or(f64::NAN, |a| a.allocated as f64),
+        ),
+        (
+            "jobboard_allocator_resident_bytes",
+            "Bytes of memory the allocator keeps resident, its free pages not yet given back included (NaN when the allocator does not say).",
+            allocator.map_or(f64::NAN, |a| a.resident as f64),
         ),
     ]);
     let caches = [

@@ -15,6 +15,29 @@ struct RouteStats {
     count: u64,
 }
 
+/// What the memory allocator of the process reports: bytes the program has allocated and
+/// not freed, and bytes of memory the allocator keeps resident for them (its own pages,
+/// free ones not yet given back included).
+#[derive(Debug, Clone, Copy)]
+pub struct AllocatorStats {
+    pub allocated: u64,
+    pub resident: u64,
+}
+
+static ALLOCATOR_STATS: std::sync::OnceLock<fn() -> Option<AllocatorStats>> =
+    std::sync::OnceLock::new();
+
+/// Declares how to read the allocator's figures (the binary that chose the allocator does,
+/// once, at start); without it `/metrics` has none.
+pub fn set_allocator_stats(read: fn() -> Option<AllocatorStats>) {
+    let _ = ALLOCATOR_STATS.set(read);
+}
+
+/// The allocator's figures, when the binary declared how to read them.
+pub fn allocator_stats() -> Option<AllocatorStats> {
+    ALLOCATOR_STATS.get().and_then(|read| read())
+}
+
 #[derive(Default)]
 pub struct Metrics {
     routes: Mutex<HashMap<String, RouteStats>>,
