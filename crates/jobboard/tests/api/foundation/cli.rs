@@ -126,6 +126,7 @@ async fn first_start_creates_a_key_and_stops_gracefully(b: Backend) {
             "--listen",
             &format!("127.0.0.1:{port}"),
         ])
+        .env("JOBBOARD_METRICS_TOKEN", METRICS_TOKEN)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -160,6 +161,28 @@ async fn first_start_creates_a_key_and_stops_gracefully(b: Backend) {
         }
     }
     assert_eq!(status, 200);
+    // The allocator's figures, where the binary's allocator gives them (jemalloc).
+    let metrics = client
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .bearer_auth(METRICS_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let (allocated, resident) = (
+        gauge(&metrics, "jobboard_allocator_allocated_bytes"),
+        gauge(&metrics, "jobboard_allocator_resident_bytes"),
+    );
+    if cfg!(feature = "jemalloc") {
+        assert!(
+            allocated > 1e6 && resident >= allocated,
+            "allocated {allocated}, resident {resident}"
+        );
+    } else {
+        assert!(allocated.is_nan() && resident.is_nan(), "{metrics}");
+    }
     let setup = client
         .get(&link)
         .header("accept", "text/html")
