@@ -7,10 +7,11 @@
 #   SOAK_BACKEND=postgres bench/soak.sh    # PostgreSQL (JOBBOARD_BENCH_POSTGRES_URL or
 #                                          # JOBBOARD_TEST_POSTGRES_URL: a role that may
 #                                          # create databases)
-#   SOAK_HEAP=1 bench/soak.sh              # also the allocator's own count, every minute
-#                                          # (gdb attaches for half a second to call glibc's
-#                                          # malloc_stats: the bytes in use and the bytes
-#                                          # its arenas hold)
+#   SOAK_HEAP=1 bench/soak.sh              # also the allocator's own count, every minute:
+#                                          # the bytes in use and the bytes it holds (from
+#                                          # /metrics when the server reports them, as a
+#                                          # build with jemalloc does; else gdb attaches for
+#                                          # half a second to call glibc's malloc_stats)
 #
 # One `jobboard serve` (release build, every role: API, board, workers, scheduler) on
 # 127.0.0.1 with mail to an SMTP sink, and bench/soak_side.py for the outside world (a
@@ -32,7 +33,8 @@
 # BENCH_OUT (default: the current directory), and drawn in soak-BACKEND.svg
 # (bench/soak_plot.py).
 #
-# Needs: cargo, wrk, curl, python3 (standard library); psql for PostgreSQL; gdb for SOAK_HEAP.
+# Needs: cargo, wrk, curl, python3 (standard library); psql for PostgreSQL; gdb for SOAK_HEAP
+# with glibc's allocator.
 # Traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,10 +120,18 @@ echo "read mix capacity: $capacity req/s (p50 $cap_p50 ms); soak: $READERS reade
 
 csv="$OUT/soak-$BACKEND.csv"
 echo "minute,rss_mb,hwm_mb,anon_mb,open_files,db_mb,wal_mb,read_rps,read_p50_ms,read_p99_ms,write_rps,write_p50_ms,write_p99_ms,non2xx,socket_errors,jobs,hooks,mails,feeds,index_mb,heap_used_mb,heap_held_mb" >"$csv"
-# glibc's malloc_stats, called in the server by gdb, writes to its standard error (the
-# server's log): "in use bytes" and "system bytes" of all arenas, the last "Total" block.
+# The allocator's bytes in use and held: from /metrics when the server's allocator reports
+# them (jemalloc: allocated, resident); else glibc's malloc_stats, called in the server by
+# gdb, which writes to its standard error (the server's log): "in use bytes" and "system
+# bytes" of all arenas, the last "Total" block.
 heap_mb() {
   if [ "${SOAK_HEAP:-0}" != 1 ]; then echo ","; return; fi
+  local reported
+  reported=$(curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$base/metrics" | awk '
+    $1 == "jobboard_allocator_allocated_bytes" && $2 != "NaN" {u = $2}
+    $1 == "jobboard_allocator_resident_bytes" && $2 != "NaN" {s = $2}
+    END {if (u != "") printf "%.1f,%.1f", u / 1048576, s / 1048576}')
+  if [ -n "$reported" ]; then echo "$reported"; return; fi
   gdb --readnever -p "$server" -batch -nx -ex 'call (void)malloc_stats()' >/dev/null 2>&1 || true
   awk '/^Total/ {t = 1; next} t && /system bytes/ {s = $NF} t && /in use bytes/ {u = $NF; t = 0}
        END {if (u != "") printf "%.1f,%.1f", u / 1048576, s / 1048576; else printf ","}' "$WORK/server.log"
