@@ -386,7 +386,6 @@ async fn a_visitor_is_one_visitor_whatever_other_databases_ingest(b: Backend) {
     assert_eq!(r.body["data"]["visitors"][j.to_string()], 1);
 }
 
-/// The statements the server's idle connections keep prepared, in all.
 /// The statements kept prepared by the app's connections, counted when none is in use
 /// (the workers and the scheduler take them too), waiting at most ten seconds for that.
 async fn prepared(t: &TestApp) -> usize {

@@ -78,4 +78,5 @@ async fn a_commit_wakes_the_listeners_of_every_node() {
     }
     other.close().await;
     writer.close().await;
+    drop_postgres_database(&url);
 }
