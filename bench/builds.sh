@@ -28,7 +28,6 @@ SECONDS_EACH="${BUILDS_SECONDS:-20}"
 bench_workdir builds
 python3 bench/grow_words.py >"$WORK/words.txt"
 export GROW_WORDS="$WORK/words.txt"
-result() { grep '^RESULT' "$1" | tail -n 1; }
 
 # One round of build $2 (named $1): "posts/s reads/s rss_mb hwm_mb".
 round() {
@@ -46,8 +45,8 @@ round() {
   SOAK_DELAY_MS=0 wrk -t1 -c8 -d"${SECONDS_EACH}s" -H "x-api-key: $key" -s bench/soak_reads.lua "$base" \
     >"$WORK/reads.txt"
   local posts reads
-  read -r _ posts _ < <(result "$WORK/posts.txt")
-  read -r _ reads _ < <(result "$WORK/reads.txt")
+  read -r _ posts _ < <(wrk_result "$WORK/posts.txt")
+  read -r _ reads _ < <(wrk_result "$WORK/reads.txt")
   echo "$posts $reads $(rss_mb "$server") $(hwm_mb "$server")"
   kill "$server"
   wait "$server" 2>/dev/null || true

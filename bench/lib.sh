@@ -96,11 +96,16 @@ hwm_mb() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 # shared memory such as SQLite's WAL index).
 anon_mb() { awk '/^RssAnon/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 
-# The search indexes of the server at base URL $1, from its /metrics (behind
-# JOBBOARD_METRICS_TOKEN): "indexes bytes builds_first builds_again builds_worn misplaced
-# forgotten displacement".
+# The /metrics text of the server at base URL $1 (behind JOBBOARD_METRICS_TOKEN).
+bench_metrics() { curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$1/metrics"; }
+
+# The RESULT line (bench/report.lua's) of the wrk output in file $1.
+wrk_result() { grep '^RESULT' "$1" | tail -n 1; }
+
+# The search indexes of the server at base URL $1, from its /metrics: "indexes bytes
+# builds_first builds_again builds_worn misplaced forgotten displacement".
 index_state() {
-  curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$1/metrics" | awk '
+  bench_metrics "$1" | awk '
     $1 == "jobboard_search_indexes" {n = $2}
     $1 == "jobboard_search_index_bytes" {b = $2}
     $1 == "jobboard_search_index_builds_total{cause=\"first\"}" {f = $2}

@@ -110,10 +110,9 @@ fi
 wrk -t2 -c4 -d15s -H "x-api-key: $key" -s bench/grow.lua "$base" >/dev/null
 
 # The capacity of the read mix.
-result() { grep '^RESULT' "$1" | tail -n 1; }
 SOAK_DELAY_MS=0 wrk -t1 -c"$READERS" -d20s -H "x-api-key: $key" -s bench/soak_reads.lua "$base" \
   >"$WORK/capacity.txt"
-read -r _ capacity cap_p50 _ < <(result "$WORK/capacity.txt")
+read -r _ capacity cap_p50 _ < <(wrk_result "$WORK/capacity.txt")
 # Each reader waits so that all of them together send half of it.
 read_delay=$(python3 -c "r = $capacity / 2 / $READERS; print(max(0, round(1000 / r - $cap_p50)))")
 echo "read mix capacity: $capacity req/s (p50 $cap_p50 ms); soak: $READERS readers, each $read_delay ms after an answer"
@@ -127,7 +126,7 @@ echo "minute,rss_mb,hwm_mb,anon_mb,open_files,db_mb,wal_mb,read_rps,read_p50_ms,
 heap_mb() {
   if [ "${SOAK_HEAP:-0}" != 1 ]; then echo ","; return; fi
   local reported
-  reported=$(curl -fsS -H "Authorization: Bearer $JOBBOARD_METRICS_TOKEN" "$base/metrics" | awk '
+  reported=$(bench_metrics "$base" | awk '
     $1 == "jobboard_allocator_allocated_bytes" && $2 != "NaN" {u = $2}
     $1 == "jobboard_allocator_resident_bytes" && $2 != "NaN" {s = $2}
     END {if (u != "") printf "%.1f,%.1f", u / 1048576, s / 1048576}')
@@ -162,8 +161,8 @@ for minute in $(seq 1 "$MINUTES"); do
     -s bench/soak_writes.lua "$base" >"$WORK/writes.txt" &
   writers=$!
   wait "$readers" "$writers"
-  read -r _ r_rps r_p50 r_p99 _ r_bad r_err < <(result "$WORK/reads.txt")
-  read -r _ w_rps w_p50 w_p99 _ w_bad w_err < <(result "$WORK/writes.txt")
+  read -r _ r_rps r_p50 r_p99 _ r_bad r_err < <(wrk_result "$WORK/reads.txt")
+  read -r _ w_rps w_p50 w_p99 _ w_bad w_err < <(wrk_result "$WORK/writes.txt")
   read -r hooks mails feeds <"$SOAK_SIDE_COUNTS" || true
   index=$(index_state "$base" | awk '{printf "%.1f", $2 / 1048576}')
   row="$minute,$(rss_mb "$server"),$(hwm_mb "$server"),$(anon_mb "$server"),$(ls "/proc/$server/fd" | wc -l),$(db_mb),$(wal_mb)"
