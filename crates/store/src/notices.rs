@@ -13,7 +13,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, Weak},
+    sync::{Arc, Mutex, Once, Weak},
     time::Duration,
 };
 
@@ -24,8 +24,8 @@ use tokio::sync::{Notify, watch};
 #[derive(Debug)]
 pub(crate) struct Notices {
     channels: Mutex<HashMap<&'static str, Vec<&'static Notify>>>,
-    /// Whether the listening task was started.
-    started: Mutex<bool>,
+    /// Starts the listening task, once.
+    started: Once,
     /// A channel was added (a permit is kept when the task is not waiting).
     added: Arc<Notify>,
     /// Sent when the database is closed; dropped with the last handle.
@@ -36,7 +36,7 @@ impl Default for Notices {
     fn default() -> Self {
         Notices {
             channels: Mutex::default(),
-            started: Mutex::new(false),
+            started: Once::new(),
             added: Arc::default(),
             closed: watch::Sender::new(false),
         }
@@ -61,16 +61,14 @@ impl Notices {
             waiters.push(wake);
         }
         self.added.notify_one();
-        let mut started = self.started.lock().unwrap();
-        if !*started {
-            *started = true;
+        self.started.call_once(|| {
             tokio::spawn(receive(
                 options.clone(),
                 Arc::downgrade(self),
                 self.added.clone(),
                 self.closed.subscribe(),
             ));
-        }
+        });
     }
 
     /// Ends the listening task.
