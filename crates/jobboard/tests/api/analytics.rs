@@ -438,12 +438,7 @@ async fn lists_of_length(t: &TestApp, jobs: &[JobId], n: usize) {
 async fn statements_as_long_as_a_list_are_not_kept_prepared(b: Backend) {
     let t = TestApp::spawn_with(b, |c| c.db_max_connections = 2).await;
     for pool in [t.db().reader(), &*t.db().writer()] {
-        jobboard_store::dispatch!(pool, p => {
-            let mut held = Vec::new();
-            for _ in 0..p.options().get_max_connections() {
-                held.push(p.acquire().await.unwrap());
-            }
-        });
+        take_every_connection(pool).await;
     }
     let mut jobs = Vec::new();
     for i in 0..40 {

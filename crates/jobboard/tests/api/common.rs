@@ -498,6 +498,17 @@ pub fn run_cli(args: &[&str], db: &str) -> (bool, String, String) {
     )
 }
 
+/// Takes every connection `pool` may hold, all at once, then gives them back: opens those
+/// not open yet, and fails (after the pool's acquire time-out) when one cannot be had.
+pub async fn take_every_connection(pool: &jobboard_store::Pool) {
+    jobboard_store::dispatch!(pool, p => {
+        let mut held = Vec::new();
+        for _ in 0..p.options().get_max_connections() {
+            held.push(p.acquire().await.expect("every pooled connection can be taken"));
+        }
+    });
+}
+
 /// The value of an unlabelled series of a /metrics text.
 pub fn gauge(text: &str, name: &str) -> f64 {
     text.lines()

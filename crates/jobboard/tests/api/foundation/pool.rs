@@ -31,16 +31,8 @@ async fn the_smallest_pool_serves_requests_and_workers(b: Backend) {
             .await,
         "the webhook did not arrive"
     );
-    if let Some(pool) = t.db().pg() {
-        let all = pool.options().get_max_connections();
-        let mut held = Vec::new();
-        for _ in 0..all {
-            held.push(
-                pool.acquire()
-                    .await
-                    .expect("every pooled connection is free"),
-            );
-        }
+    for pool in [t.db().reader(), &*t.db().writer()] {
+        take_every_connection(pool).await;
     }
 }
 
