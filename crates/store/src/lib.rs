@@ -40,6 +40,7 @@ use sqlx::{
 
 pub use error::{DbResult, StoreError};
 pub use jobboard_core::{Clock, OrgId, Ts};
+pub use notices::CHANGES;
 pub use writes::{Writer, committed_writes};
 
 /// Which engine a [`Db`] talks to.
@@ -165,6 +166,9 @@ impl Tx {
                 for channel in after.channels {
                     notify(after.pool.clone(), after.db_id, channel);
                 }
+                // Every node learns of the commit before the caller does (see
+                // `Db::announce_change`).
+                announce(&after.pool, after.db_id).await;
             }
         }
         writes::wrote();
@@ -175,24 +179,33 @@ impl Tx {
 /// Sends `NOTIFY channel` on its own (in a round that starts after this call, shared with
 /// concurrent calls); failures only delay the listeners until their next poll.
 fn notify(pool: PgPool, db_id: u64, channel: &'static str) {
+    tokio::spawn(async move { send_notify(pool, db_id, channel).await });
+}
+
+/// Notifies [`CHANGES`], and returns once it is sent (or failed: then the other
+/// nodes see the change when their reuse runs out, see [`reuse`]).
+async fn announce(pool: &PgPool, db_id: u64) {
+    send_notify(pool.clone(), db_id, notices::CHANGES).await;
+}
+
+/// `NOTIFY channel` in a round that starts after this call, shared with concurrent calls.
+async fn send_notify(pool: PgPool, db_id: u64, channel: &'static str) {
     type Notifier = crate::coalesce::Coalescer<(u64, &'static str), ()>;
     static NOTIFIER: std::sync::LazyLock<Arc<Notifier>> = std::sync::LazyLock::new(Arc::default);
-    tokio::spawn(async move {
-        NOTIFIER
-            .get((db_id, channel), move |(_, channel), _| {
-                let pool = pool.clone();
-                async move {
-                    if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
-                        .bind(channel)
-                        .execute(&pool)
-                        .await
-                    {
-                        tracing::debug!(error = ?e, channel, "notification not sent; listeners poll");
-                    }
+    NOTIFIER
+        .get((db_id, channel), move |(_, channel), _| {
+            let pool = pool.clone();
+            async move {
+                if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
+                    .bind(channel)
+                    .execute(&pool)
+                    .await
+                {
+                    tracing::debug!(error = ?e, channel, "notification not sent; listeners poll");
                 }
-            })
-            .await;
-    });
+            }
+        })
+        .await;
 }
 
 /// The write queues of one database, by type.
@@ -527,6 +540,36 @@ impl Db {
     pub fn listen(&self, channel: &'static str, wake: &'static tokio::sync::Notify) {
         if let Pool::Postgres(p) = &self.write {
             self.notices.listen(&p.connect_options(), channel, wake);
+        }
+    }
+
+    /// On PostgreSQL, tells every node that something may have changed (notifies
+    /// [`CHANGES`]), for a write made through [`Db::writer`] to what nodes reuse
+    /// (see [`reuse`]): a [`Tx`] does it when it commits. Nothing on SQLite, where the
+    /// write itself is counted ([`committed_writes`]).
+    pub async fn announce_change(&self) {
+        if let Pool::Postgres(p) = &self.write {
+            announce(p, self.id).await;
+        }
+    }
+
+    /// The count of changes this node has been told of ([`CHANGES`]), on
+    /// PostgreSQL: what was read while it stayed the same (and this process committed
+    /// nothing, [`committed_writes`]) is current. `None` while commits may go uncounted
+    /// (the first call starts listening; a lost connection, until it listens again).
+    /// Always `Some` on SQLite, where only this process's commits count.
+    pub fn changes(&self) -> Option<u64> {
+        match &self.write {
+            Pool::Postgres(p) => self.notices.changes(&p.connect_options()),
+            Pool::Sqlite(_) => Some(0),
+        }
+    }
+
+    /// Whether [`Db::changes`] may still be `count` (read after what it guards).
+    pub fn unchanged(&self, count: u64) -> bool {
+        match &self.write {
+            Pool::Postgres(_) => self.notices.unchanged(count),
+            Pool::Sqlite(_) => true,
         }
     }
 

@@ -75,10 +75,12 @@ pub struct KeyAuth {
 
 /// Finds the live (not revoked) key with this hash, for every request that carries one.
 ///
-/// On SQLite the answer is reused until this process writes and for at most a second
-/// ([`jobboard_store::reuse`]): a key revoked or changed through this server is seen by
-/// its next request, and the command line waits out that second before it reports a
-/// change while a server has the file open. On PostgreSQL every call reads.
+/// The answer is reused ([`jobboard_store::reuse`]): on SQLite until this process writes
+/// and for at most a second (a key revoked or changed through this server is seen by its
+/// next request, and the command line waits out that second before it reports a change
+/// while a server has the file open); on PostgreSQL until a commit is announced. The API
+/// reads a key on PostgreSQL with [`authenticate_and_take`] instead, which takes from its
+/// rate limit, shared by the nodes, in the same statement.
 pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
     KEYS.get(db, hash.to_vec(), |hash| async move {
         read_auth(db, &hash).await
@@ -87,8 +89,12 @@ pub async fn authenticate(db: &Db, hash: &[u8]) -> DbResult<Option<KeyAuth>> {
 }
 
 /// The key with this hash as [`authenticate`] last read it, while that reading may still
-/// be used (SQLite); `None` means: look it up.
+/// be used; `None` means: look it up. Always `None` on PostgreSQL, where a request's key is
+/// read with its rate limit ([`authenticate_and_take`]).
 pub fn reused(db: &Db, hash: &[u8]) -> Option<KeyAuth> {
+    if db.backend() == jobboard_store::Backend::Postgres {
+        return None;
+    }
     KEYS.peek(db, hash.to_vec())
 }
 
@@ -209,7 +215,7 @@ pub async fn update(db: &Db, id: Uuid, u: &KeyUpdate) -> DbResult<Option<ApiKey>
          read_limit = COALESCE($4, read_limit), write_limit = COALESCE($5, write_limit)
          WHERE id = $1 RETURNING {COLUMNS}"
     );
-    dispatch!(db.writer(), p => {
+    let key = dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(u.name.as_deref())
@@ -218,16 +224,20 @@ pub async fn update(db: &Db, id: Uuid, u: &KeyUpdate) -> DbResult<Option<ApiKey>
             .bind(u.write_limit)
             .fetch_optional(p)
             .await.map_err(crate::db::StoreError::from)
-    })
+    });
+    db.announce_change().await;
+    key
 }
 
 pub async fn revoke(db: &Db, id: Uuid) -> DbResult<Option<ApiKey>> {
     let sql = format!(
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING {COLUMNS}"
     );
-    dispatch!(db.writer(), p => {
+    let key = dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(db.now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
-    })
+    });
+    db.announce_change().await;
+    key
 }
 
 /// Revokes key `id` of organization `org_id`; `None` when the organization has no such key.
@@ -235,9 +245,11 @@ pub async fn revoke_in_org(db: &Db, org_id: OrgId, id: Uuid) -> DbResult<Option<
     let sql = format!(
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND org_id = $2 RETURNING {COLUMNS}"
     );
-    dispatch!(db.writer(), p => {
+    let key = dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).bind(org_id).bind(db.now()).fetch_optional(p).await.map_err(crate::db::StoreError::from)
-    })
+    });
+    db.announce_change().await;
+    key
 }
 
 /// Records when keys were last used; called in batches, never once per request.

@@ -430,9 +430,9 @@ pub async fn count(db: &Db) -> Result<i64> {
 /// organization 1. `None` only while no organization exists.
 ///
 /// A board page needs it before anything else, and reading it for every request was most
-/// of what a cached page cost: on SQLite a board read is reused until this process writes,
-/// and for at most a second; on PostgreSQL every call reads (see
-/// [`jobboard_store::reuse`]).
+/// of what a cached page cost: a board read is reused until this process writes, and on
+/// SQLite for at most a second, on PostgreSQL until any node's commit is announced here
+/// (see [`jobboard_store::reuse`]).
 pub async fn board_for_host(db: &Db, host: &str) -> Result<Option<Board>> {
     /// By lower-case host, at most 10,000 (a request may name any host).
     static BOARDS: std::sync::LazyLock<Reused<String, Board>> =

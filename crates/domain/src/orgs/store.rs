@@ -17,14 +17,17 @@ pub(super) async fn create(db: &Db, name: &str, domain: Option<&str>) -> DbResul
     let sql = format!(
         "INSERT INTO organizations (name, domain, created_at) VALUES ($1, $2, $3) RETURNING {COLUMNS}"
     );
-    Ok(dispatch!(db.writer(), p => {
+    let org = dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(name)
             .bind(domain)
             .bind(db.now())
             .fetch_one(p)
             .await?
-    }))
+    });
+    // A host's board may now be this one: nodes read it again.
+    db.announce_change().await;
+    Ok(org)
 }
 
 pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
@@ -36,7 +39,7 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
          require_salary = $17, require_remote_countries = $18, listing_days = $19, \
          keep_applications_after_job_days = $20 WHERE id = $1 RETURNING {COLUMNS}"
     );
-    Ok(dispatch!(db.writer(), p => {
+    let org = dispatch!(db.writer(), p => {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(o.id)
             .bind(&o.name)
@@ -60,7 +63,9 @@ pub(super) async fn update(db: &Db, o: &Org) -> DbResult<Org> {
             .bind(o.keep_applications_after_job_days)
             .fetch_one(p)
             .await?
-    }))
+    });
+    db.announce_change().await;
+    Ok(org)
 }
 
 pub(super) async fn get(db: &Db, id: OrgId) -> DbResult<Option<Org>> {
