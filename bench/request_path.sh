@@ -8,6 +8,9 @@
 #                                              # JOBBOARD_TEST_POSTGRES_URL: a role that may
 #                                              # create databases)
 #   BENCH_RUNS=5 BENCH_DURATION=5s bench/request_path.sh
+#   BENCH_BEFORE=path/to/jobboard bench/request_path.sh   # and an earlier build's rows,
+#                                              # served from the same database, in the
+#                                              # same runs
 #
 # Servers, each on 127.0.0.1: `bare` (axum::serve, one JSON route), `loop` (the same route
 # in the service's own connection loop), and `jobboard serve` on a fresh database with one
@@ -126,6 +129,22 @@ run_backend() {
   [ "$(curl -fsS -H "x-api-key: $key" "$base/api/jobs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["meta"]["pagination"]["total_items"])')" = 20 ] ||
     { echo "the 20 jobs are not listed" >&2; exit 1; }
 
+  local before_rows=()
+  if [ -n "${BENCH_BEFORE:-}" ]; then
+    local before_port
+    before_port=$(free_port)
+    RUST_LOG=warn "$BENCH_BEFORE" --database "$db" serve --listen "127.0.0.1:$before_port" --no-worker \
+      >"$WORK/before-$backend.log" 2>&1 &
+    PIDS+=($!)
+    wait_up "http://127.0.0.1:$before_port/readyz"
+    local b="http://127.0.0.1:$before_port"
+    before_rows=(
+      "before: /healthz|$b/healthz"
+      "before: /robots.txt|$b/robots.txt"
+      "before: / (cached)|$b/"
+      "before: GET /api/jobs (cached)|$b/api/jobs|x-api-key: $key"
+    )
+  fi
   local bare loop
   start_bare bare
   bare=$PORT
@@ -138,6 +157,7 @@ run_backend() {
     "jobboard /robots.txt|$base/robots.txt"
     "jobboard / (cached)|$base/"
     "GET /api/jobs (cached)|$base/api/jobs|x-api-key: $key"
+    "${before_rows[@]}"
   )
   local row label url header out
   # Warm-up: every row once, briefly (caches filled, connections and allocator settled).
