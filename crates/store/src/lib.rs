@@ -163,12 +163,12 @@ impl Tx {
             TxConn::Sqlite(t) => t.commit().await?,
             TxConn::Postgres(t, after) => {
                 t.commit().await?;
-                for channel in after.channels {
+                // Every node learns of the commit (see `Db::changes`), a moment after
+                // it: waiting for the notification would add a round trip to every
+                // write.
+                for channel in after.channels.into_iter().chain([CHANGES]) {
                     notify(after.pool.clone(), after.db_id, channel);
                 }
-                // Every node learns of the commit before the caller does (see
-                // `Db::announce_change`).
-                announce(&after.pool, after.db_id).await;
             }
         }
         writes::wrote();
@@ -544,9 +544,10 @@ impl Db {
     }
 
     /// On PostgreSQL, tells every node that something may have changed (notifies
-    /// [`CHANGES`]), for a write made through [`Db::writer`] to what nodes reuse
-    /// (see [`reuse`]): a [`Tx`] does it when it commits. Nothing on SQLite, where the
-    /// write itself is counted ([`committed_writes`]).
+    /// [`CHANGES`]) and returns once the notification is sent: after a write made through
+    /// [`Db::writer`] to what nodes reuse (see [`reuse`]), and before a process that wrote
+    /// ends (a [`Tx`] sends it when it commits, without waiting). Nothing on SQLite, where
+    /// the write itself is counted ([`committed_writes`]).
     pub async fn announce_change(&self) {
         if let Pool::Postgres(p) = &self.write {
             announce(p, self.id).await;

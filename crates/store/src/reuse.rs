@@ -8,8 +8,8 @@
 //! - on SQLite, for at most [`REUSE`], which bounds how late a change made by another
 //!   process on the same file (the command line) is seen;
 //! - on PostgreSQL, while no other commit has been announced to this node
-//!   ([`Db::changes`]: every commit, on any node, notifies every node before it is
-//!   reported, see [`crate::Tx::commit`]) and for at most [`REUSE_NOTIFIED`]. While the
+//!   ([`Db::changes`]: every commit, on any node, notifies every node right after it,
+//!   see [`crate::Tx::commit`]) and for at most [`REUSE_NOTIFIED`]. While the
 //!   notifications are not received (at the start, and from a lost connection until it is
 //!   made again) every call reads. A write through one node is so seen through every
 //!   other node as soon as its notification arrives there, a matter of milliseconds.

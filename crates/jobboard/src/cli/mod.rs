@@ -112,6 +112,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 _ => unreachable!("handled above"),
             };
             let wrote = jobboard_store::committed_writes() != writes;
+            if wrote {
+                // PostgreSQL: the servers reuse what they read until a commit is
+                // announced; the announcements of this command's commits are sent in the
+                // background, which ends with it.
+                db.announce_change().await;
+            }
             db.close().await;
             drop(db);
             if wrote {

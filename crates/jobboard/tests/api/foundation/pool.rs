@@ -100,7 +100,7 @@ async fn counted_past(db: &Db, n: u64, what: &str) {
     }
 }
 
-/// Every commit on PostgreSQL is announced to every node before it is reported: a
+/// Every commit on PostgreSQL is announced to every node: a
 /// transaction committed through one handle (one node) moves the other's count of
 /// changes, and so does a notification sent by hand; a lost notification connection stops
 /// the count (what was read meanwhile is never reused) until it is made again.
@@ -115,7 +115,7 @@ async fn every_commit_is_announced_to_every_node() {
     let n = counting(&other).await;
     assert!(other.unchanged(n));
 
-    // A transaction of the other node: announced by the time `commit` returns.
+    // A transaction of the other node: announced once it has committed.
     let mut tx = writer.begin().await.unwrap();
     jobboard_store::dispatch_tx!(&mut tx, t => {
         sqlx::query("CREATE TABLE announced (n INTEGER)").execute(&mut **t).await.unwrap();
