@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Two builds of the server side by side: how fast each posts and reads, and how much
 # memory it ends with, in alternating rounds of one run (a round of one, then of the other,
-# BUILDS_ROUNDS times), each on a fresh SQLite database.
+# BUILDS_ROUNDS times), each on a fresh database (SQLite, or PostgreSQL with
+# BUILDS_BACKEND=postgres).
 #
 #   BUILD_A=path/to/jobboard BUILD_B=path/to/other/jobboard bench/builds.sh
 #   BUILDS_ROUNDS=5 BUILDS_SECONDS=30 ...     # more rounds, longer phases (3 and 20)
+#   BUILDS_BACKEND=postgres ...               # JOBBOARD_BENCH_POSTGRES_URL (or
+#                                             # JOBBOARD_TEST_POSTGRES_URL): a role that
+#                                             # may create databases
 #
 # A round: `jobboard serve` (release build, every role) on 127.0.0.1; POST /api/jobs as
 # fast as 4 connections are answered (bench/grow.lua) for BUILDS_SECONDS; then the read
@@ -24,6 +28,8 @@ A="${BUILD_A:?BUILD_A, the path of the first build}"
 B="${BUILD_B:?BUILD_B, the path of the second build}"
 ROUNDS="${BUILDS_ROUNDS:-3}"
 SECONDS_EACH="${BUILDS_SECONDS:-20}"
+BACKEND="${BUILDS_BACKEND:-sqlite}"
+PG_URL="${JOBBOARD_BENCH_POSTGRES_URL:-${JOBBOARD_TEST_POSTGRES_URL:-}}"
 
 bench_workdir builds
 python3 bench/grow_words.py >"$WORK/words.txt"
@@ -32,7 +38,7 @@ export GROW_WORDS="$WORK/words.txt"
 # One round of build $2 (named $1): "posts/s reads/s rss_mb hwm_mb".
 round() {
   local name="$1" bin="$2" n="$3" port base
-  bench_database sqlite "$name-$n"
+  bench_database "$BACKEND" "builds_${name,,}$n"
   read -r _ key < <(bench_org_and_key "$bin" "$db" "$raise")
   port=$(free_port)
   base="http://127.0.0.1:$port"
@@ -50,11 +56,14 @@ round() {
   echo "$posts $reads $(rss_mb "$server") $(hwm_mb "$server")"
   kill "$server"
   wait "$server" 2>/dev/null || true
+  if [ "$BACKEND" = postgres ]; then
+    psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB WITH (FORCE)" >/dev/null || true
+  fi
 }
 
 : >"$WORK/A.txt"
 : >"$WORK/B.txt"
-echo "round build posts/s reads/s rss_mb peak_mb"
+echo "$BACKEND: round build posts/s reads/s rss_mb peak_mb"
 for n in $(seq 1 "$ROUNDS"); do
   for build in A B; do
     bin=$A
