@@ -1,7 +1,7 @@
 //! The event outbox. Resource writes call [`emit`] inside their own transaction, so an
 //! event exists exactly when the change that caused it was committed. Writing one wakes
 //! the webhook workers: in this process at once, on every node through PostgreSQL's
-//! `LISTEN/NOTIFY` (the outbox worker listens on [`OUTBOX_CHANNEL`]).
+//! `LISTEN/NOTIFY` (the outbox worker waits for notifications naming [`OUTBOX_CHANNEL`]).
 
 use serde_json::Value;
 use sqlx::types::Json;

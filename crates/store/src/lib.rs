@@ -146,10 +146,11 @@ impl Tx {
 
     /// Has every node's listener of `channel` woken once this transaction has committed
     /// (PostgreSQL; on SQLite every write is made in this process, which wakes its own
-    /// workers). The notification is sent after the commit, outside the transaction:
-    /// a `NOTIFY` inside it would hold PostgreSQL's notification lock through the commit,
-    /// so concurrent writers would commit one at a time. Notifications of concurrent
-    /// commits are shared (one per round, see [`crate::coalesce`]).
+    /// workers). The commit's one notification (see [`notices`]) names it. The
+    /// notification is sent after the commit, outside the transaction: a `NOTIFY` inside
+    /// it would hold PostgreSQL's notification lock through the commit, so concurrent
+    /// writers would commit one at a time. Notifications of concurrent commits are shared
+    /// (one per round, see [`crate::coalesce`]).
     pub fn notify_after_commit(&mut self, channel: &'static str) {
         if let TxConn::Postgres(_, after) = &mut self.conn
             && !after.channels.contains(&channel)
@@ -163,12 +164,14 @@ impl Tx {
             TxConn::Sqlite(t) => t.commit().await?,
             TxConn::Postgres(t, after) => {
                 t.commit().await?;
-                // Every node learns of the commit (see `Db::changes`), a moment after
-                // it: waiting for the notification would add a round trip to every
-                // write.
-                for channel in after.channels.into_iter().chain([CHANGES]) {
-                    notify(after.pool.clone(), after.db_id, channel);
-                }
+                // Every node learns of the commit (see `Db::changes`) and wakes what it
+                // names, a moment after it: waiting for the notification would add a
+                // round trip to every write.
+                let mut topics = after.channels;
+                topics.sort_unstable();
+                let pool = after.pool;
+                let db_id = after.db_id;
+                tokio::spawn(async move { announce(&pool, db_id, topics.join(",")).await });
             }
         }
         writes::wrote();
@@ -176,32 +179,25 @@ impl Tx {
     }
 }
 
-/// Sends `NOTIFY channel` on its own (in a round that starts after this call, shared with
-/// concurrent calls); failures only delay the listeners until their next poll.
-fn notify(pool: PgPool, db_id: u64, channel: &'static str) {
-    tokio::spawn(async move { send_notify(pool, db_id, channel).await });
-}
-
-/// Notifies [`CHANGES`], and returns once it is sent (or failed: then the other
-/// nodes see the change when their reuse runs out, see [`reuse`]).
-async fn announce(pool: &PgPool, db_id: u64) {
-    send_notify(pool.clone(), db_id, notices::CHANGES).await;
-}
-
-/// `NOTIFY channel` in a round that starts after this call, shared with concurrent calls.
-async fn send_notify(pool: PgPool, db_id: u64, channel: &'static str) {
-    type Notifier = crate::coalesce::Coalescer<(u64, &'static str), ()>;
+/// Notifies [`CHANGES`] with `topics` (comma-separated, see [`notices`]), in a round that
+/// starts after this call, shared with concurrent calls of the same topics; returns once
+/// it is sent. A failure only delays the other nodes: their workers poll, and what they
+/// reuse runs out (see [`reuse`]).
+async fn announce(pool: &PgPool, db_id: u64, topics: String) {
+    type Notifier = crate::coalesce::Coalescer<(u64, String), ()>;
     static NOTIFIER: std::sync::LazyLock<Arc<Notifier>> = std::sync::LazyLock::new(Arc::default);
+    let pool = pool.clone();
     NOTIFIER
-        .get((db_id, channel), move |(_, channel), _| {
+        .get((db_id, topics), move |(_, topics), _| {
             let pool = pool.clone();
             async move {
-                if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
-                    .bind(channel)
+                if let Err(e) = sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(CHANGES)
+                    .bind(&topics)
                     .execute(&pool)
                     .await
                 {
-                    tracing::debug!(error = ?e, channel, "notification not sent; listeners poll");
+                    tracing::debug!(error = ?e, topics, "notification not sent; listeners poll");
                 }
             }
         })
@@ -532,11 +528,11 @@ impl Db {
         migrate::is_current(self).await.unwrap_or(false)
     }
 
-    /// Wakes `wake`'s waiters whenever a commit on any node notifies `channel` (see
+    /// Wakes `wake`'s waiters whenever a commit on any node names `channel` (see
     /// [`Tx::notify_after_commit`]), and all of them when notifications may have been
     /// missed (the connection that receives them was lost). On PostgreSQL only: on SQLite
     /// every write is made in this process, which wakes its own waiters. The process
-    /// receives every channel on one connection of its own, outside the pool.
+    /// receives every notification on one connection of its own, outside the pool.
     pub fn listen(&self, channel: &'static str, wake: &'static tokio::sync::Notify) {
         if let Pool::Postgres(p) = &self.write {
             self.notices.listen(&p.connect_options(), channel, wake);
@@ -550,7 +546,7 @@ impl Db {
     /// the write itself is counted ([`committed_writes`]).
     pub async fn announce_change(&self) {
         if let Pool::Postgres(p) = &self.write {
-            announce(p, self.id).await;
+            announce(p, self.id, String::new()).await;
         }
     }
 
