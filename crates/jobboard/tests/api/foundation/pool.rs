@@ -100,10 +100,10 @@ async fn counted_past(db: &Db, n: u64, what: &str) {
     }
 }
 
-/// Every commit on PostgreSQL is announced to every node: a
-/// transaction committed through one handle (one node) moves the other's count of
-/// changes, and so does a notification sent by hand; a lost notification connection stops
-/// the count (what was read meanwhile is never reused) until it is made again.
+/// Every commit on PostgreSQL is announced to every node: a transaction committed through
+/// one handle (one node) moves the other handle's count of changes, and so does a write
+/// its caller announces; a lost notification connection moves it too (what was read
+/// before may have missed a change), and the count goes on once the node listens again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_commit_is_announced_to_every_node() {
     if !postgres_available("foundation::pool::every_commit_is_announced_to_every_node") {
@@ -129,8 +129,8 @@ async fn every_commit_is_announced_to_every_node() {
     writer.announce_change().await;
     counted_past(&other, n, "an announced write").await;
 
-    // The notification connection is lost: nothing is counted (so nothing read is
-    // reused) until it listens again, with a count of its own.
+    // The notification connection is lost: the count moves (nothing read before is
+    // reused), and goes on once the node listens again.
     let n = counting(&other).await;
     let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
     use sqlx::Connection;
