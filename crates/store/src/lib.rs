@@ -557,7 +557,14 @@ impl Db {
     /// Always `Some` on SQLite, where only this process's commits count.
     pub fn changes(&self) -> Option<u64> {
         match &self.write {
-            Pool::Postgres(p) => self.notices.changes(&p.connect_options()),
+            Pool::Postgres(p) => {
+                let count = self.notices.changes();
+                if count.is_none() {
+                    // Only until the node listens: the options are not built per call.
+                    self.notices.start(&p.connect_options());
+                }
+                count
+            }
             Pool::Sqlite(_) => Some(0),
         }
     }

@@ -67,8 +67,8 @@ impl Default for Notices {
 
 impl Notices {
     /// Has `wake` woken on every notification naming `topic`, listening from now on (the
-    /// first call, here or in [`Notices::changes`], starts the task, on a connection
-    /// made with `options`).
+    /// first call, here or in [`Notices::start`], starts the task, on a connection made
+    /// with `options`).
     pub(crate) fn listen(
         self: &Arc<Self>,
         options: &PgConnectOptions,
@@ -86,13 +86,11 @@ impl Notices {
     }
 
     /// The count of notifications (see the module's description), `None` while commits
-    /// may go uncounted. The first call starts listening.
-    pub(crate) fn changes(self: &Arc<Self>, options: &PgConnectOptions) -> Option<u64> {
-        if self.live.load(Ordering::Acquire) {
-            return Some(self.changes.load(Ordering::Acquire));
-        }
-        self.start(options);
-        None
+    /// may go uncounted (the task not started yet among them: see [`Notices::start`]).
+    pub(crate) fn changes(&self) -> Option<u64> {
+        self.live
+            .load(Ordering::Acquire)
+            .then(|| self.changes.load(Ordering::Acquire))
     }
 
     /// Whether [`Notices::changes`] may still be `count`: read after the value it
@@ -102,7 +100,7 @@ impl Notices {
     }
 
     /// Starts the listening task, on a connection made with `options`, unless started.
-    fn start(self: &Arc<Self>, options: &PgConnectOptions) {
+    pub(crate) fn start(self: &Arc<Self>, options: &PgConnectOptions) {
         self.started.call_once(|| {
             tokio::spawn(receive(
                 options.clone(),
