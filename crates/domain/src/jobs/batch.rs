@@ -4,13 +4,23 @@
 //! after the commit that stored its job. A batch in which anything other than a job's own
 //! insert fails is rolled back and its creations are run one by one, so one creation's
 //! failure never undoes another's.
+//!
+//! The jobs of a batch are inserted by one statement. SQLite's full-text index writes
+//! what it holds in memory to a segment of its own at the start of every statement that
+//! may be undone alone, as a job's insert is (it fires triggers): inserted one by one,
+//! every job would cost a segment and the merging of segments that follows. When that
+//! statement fails (a job's row refused), the jobs are inserted one at a time in the same
+//! transaction, each with its own result.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::{events, model::Job, store};
 use crate::{
-    OrgId, Ts,
+    JobId, OrgId, Ts,
     db::{Db, DbResult, Pool, Tx},
+    dispatch_tx,
 };
 
 /// A creation waiting for the SQLite writer.
@@ -82,17 +92,102 @@ async fn commit(
 ) -> DbResult<Vec<DbResult<Job>>> {
     let out = db.outgoing();
     let mut tx = Tx::sqlite(db, pool.begin_with("BEGIN IMMEDIATE").await?);
-    let mut results = Vec::with_capacity(batch.len());
+    let mut rows = Vec::with_capacity(batch.len());
     for p in batch {
         let at = Ts::from_micros(tx.now().micros().max(last.micros() + 1));
         *last = at;
-        let inserted = store::insert_new(&mut tx, p.org_id, &p.job, at).await;
-        if let Ok(job) = &inserted {
-            store::emit(&mut tx, p.org_id, events::created(job)).await?;
-            super::notices::job_written(&mut tx, out, p.org_id, None, job).await?;
+        let mut job = p.job.clone();
+        job.created_at = at;
+        job.updated_at = at;
+        rows.push((p.org_id, job));
+    }
+    free_slugs(&mut tx, &mut rows).await?;
+    let results: Vec<DbResult<Job>> = match insert_all(&mut tx, &rows).await {
+        Ok(stored) => stored.into_iter().map(Ok).collect(),
+        Err(e) => {
+            tracing::debug!(error = %e, jobs = rows.len(), "a batch's insert failed: its jobs one at a time");
+            let mut results = Vec::with_capacity(rows.len());
+            for (org_id, job) in &rows {
+                results.push(store::insert_new(&mut tx, *org_id, job, job.created_at).await);
+            }
+            results
         }
-        results.push(inserted);
+    };
+    for ((org_id, _), inserted) in rows.iter().zip(&results) {
+        if let Ok(job) = inserted {
+            store::emit(&mut tx, *org_id, events::created(job)).await?;
+            super::notices::job_written(&mut tx, out, *org_id, None, job).await?;
+        }
     }
     tx.commit().await?;
     Ok(results)
+}
+
+/// Gives each job a slug no job of its organization has, stored or earlier in `rows`:
+/// the base one when it is free, else one with a random suffix (as [`store::insert_new`]
+/// does one job at a time). Reads the taken base slugs with one statement per
+/// organization.
+async fn free_slugs(tx: &mut Tx, rows: &mut [(OrgId, Job)]) -> DbResult<()> {
+    for (_, job) in rows.iter_mut() {
+        job.slug = store::slug_for(job, 1);
+    }
+    let mut used: HashSet<(OrgId, String)> = HashSet::new();
+    let orgs: BTreeSet<OrgId> = rows.iter().map(|(o, _)| *o).collect();
+    for org_id in orgs {
+        let slugs: BTreeSet<&str> = rows
+            .iter()
+            .filter(|(o, _)| *o == org_id)
+            .map(|(_, j)| j.slug.as_str())
+            .collect();
+        let sql = format!(
+            "SELECT slug FROM jobs WHERE org_id = $1 AND slug IN ({})",
+            store::marks(2, slugs.len())
+        );
+        let taken: Vec<String> = dispatch_tx!(tx, t => {
+            let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(org_id);
+            for s in &slugs {
+                q = q.bind(*s);
+            }
+            q.persistent(false).fetch_all(&mut **t).await?
+        });
+        used.extend(taken.into_iter().map(|s| (org_id, s)));
+    }
+    for (org_id, job) in rows.iter_mut() {
+        let mut attempt = 1;
+        while attempt < 6 && used.contains(&(*org_id, job.slug.clone())) {
+            attempt += 1;
+            job.slug = store::slug_for(job, attempt);
+        }
+        used.insert((*org_id, job.slug.clone()));
+    }
+    Ok(())
+}
+
+/// Inserts every row in one statement: all of them, or on failure none. Answers the jobs
+/// as stored, in the order of `rows`. Like every statement whose text grows with a list,
+/// it is not kept prepared (each batch size would stay prepared on the writer).
+async fn insert_all(tx: &mut Tx, rows: &[(OrgId, Job)]) -> DbResult<Vec<Job>> {
+    // Anonymous parameters (`?`): a numbered one is looked up by its name in the list of
+    // the statement's names when it is bound, which with thousands of them took longer
+    // than the insert.
+    let row = format!("(?{})", ", ?".repeat(Job::INSERTED.len()));
+    let values = vec![row; rows.len()];
+    let sql = format!(
+        "INSERT INTO jobs (org_id, {}) VALUES {} RETURNING {}",
+        Job::INSERTED.join(", "),
+        values.join(", "),
+        Job::COLUMNS.join(", ")
+    );
+    let stored: Vec<Job> = dispatch_tx!(tx, t => {
+        let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+        for (org_id, job) in rows {
+            q = job.bind_insert(q.bind(*org_id));
+        }
+        q.persistent(false).fetch_all(&mut **t).await?
+    });
+    // RETURNING's order is not promised: each row is matched by its id.
+    let mut by_id: HashMap<JobId, Job> = stored.into_iter().map(|j| (j.id, j)).collect();
+    rows.iter()
+        .map(|(_, job)| by_id.remove(&job.id).ok_or(sqlx::Error::RowNotFound.into()))
+        .collect()
 }

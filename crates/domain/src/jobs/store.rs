@@ -17,7 +17,7 @@ use crate::{
 };
 
 /// `$1, $2, ...` from `from` for `n` values.
-fn marks(from: usize, n: usize) -> String {
+pub(super) fn marks(from: usize, n: usize) -> String {
     (from..from + n)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()

@@ -286,9 +286,16 @@ async fn categories_create_and_list(b: Backend) {
 }
 
 async fn concurrent_creates_each_commit_with_their_event(b: Backend) {
-    let t = TestApp::spawn_with(b, |c| c.worker = false).await;
-    // 40 creations at once (on SQLite they are committed in batches), half of them with
-    // one title, so slugs collide inside a batch.
+    // Lists are answered by SQL (no room for an in-memory index), so the searches below
+    // read the full-text index the batches wrote.
+    let t = TestApp::spawn_with(b, |c| {
+        c.worker = false;
+        c.search_index = 1;
+    })
+    .await;
+    // 40 creations at once (on SQLite they are committed in batches, each batch's jobs
+    // inserted by one statement), half of them with one title, so slugs collide inside a
+    // batch.
     let bodies: Vec<Value> = (0..40)
         .map(|i| {
             let title = if i % 2 == 0 {
@@ -318,6 +325,10 @@ async fn concurrent_creates_each_commit_with_their_event(b: Backend) {
         .map(|j| j["id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(listed_ids, ids);
+    let total = |r: &Resp| r.body["meta"]["pagination"]["total_items"].clone();
+    assert_eq!(total(&t.get("/jobs?search=same").await), 20);
+    assert_eq!(total(&t.get("/jobs?search=role").await), 20);
+    assert_eq!(total(&t.get("/jobs?search=acme").await), 40);
     // Exactly one job.created per job, naming it.
     let ev = events(&t, t.org_id).await;
     assert_eq!(ev.len(), 40);
@@ -342,7 +353,6 @@ async fn concurrent_creates_each_commit_with_their_event(b: Backend) {
     for r in &updates {
         r.expect(200);
     }
-    let total = |r: &Resp| r.body["meta"]["pagination"]["total_items"].clone();
     assert_eq!(total(&t.get("/jobs").await), 20);
     assert_eq!(total(&t.get("/jobs?status=expired").await), 20);
     assert_eq!(total(&t.get("/jobs?status=all").await), 40);
