@@ -6,14 +6,23 @@
 # Builds as the calling user (installing cargo-deb when missing); installs as root, through
 # `sudo -n` when not root.
 #
-#     packaging/check.sh
+#     packaging/check.sh                      # the release build, as `cargo deb` makes it
+#     PACKAGE_PROFILE=dev packaging/check.sh  # the test suite's debug binary, packaged (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" != "--install" ]; then
   command -v cargo-deb >/dev/null || cargo install cargo-deb --locked --quiet
   target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
   rm -f "$target"/debian/jobboard_*.deb
-  cargo deb -p jobboard --quiet
+  if [ "${PACKAGE_PROFILE:-release}" = release ]; then
+    cargo deb -p jobboard --quiet
+  else
+    # Packages the debug binary the test suite built (CI: what is checked is the
+    # package's files, its install and its service; a release build would add the
+    # whole dependency graph built a second time).
+    scripts/dev-binary.sh >/dev/null
+    cargo deb -p jobboard --quiet --profile dev --no-build
+  fi
   deb=$(ls "$target"/debian/jobboard_*.deb)
   echo "== built $deb"
   dpkg-deb --info "$deb" | sed -n '/Package:/,/Description:/p'

@@ -14,8 +14,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >&2
 fi
 
-cargo build --quiet --bin jobboard
-BIN="${CARGO_TARGET_DIR:-target}/debug/jobboard"
+BIN=$(scripts/dev-binary.sh)
 WORK=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 RUST_LOG=warn "$BIN" --database "sqlite://$WORK/docs.db" serve --listen "127.0.0.1:$port" >/dev/null 2>&1 &

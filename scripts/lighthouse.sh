@@ -22,8 +22,7 @@ if [ ! -x "$LH" ]; then
   npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error "lighthouse@$version" >&2
 fi
 
-cargo build --quiet --bin jobboard
-BIN="${CARGO_TARGET_DIR:-target}/debug/jobboard"
+BIN=$(scripts/dev-binary.sh)
 WORK=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 DB="sqlite://$WORK/board.db"

@@ -16,8 +16,7 @@ if [ ! -x "$VENV/bin/schemathesis" ] || [ ! -x "$VENV/bin/openapi-spec-validator
   "$VENV/bin/pip" install -q --disable-pip-version-check "schemathesis>=4,<5" "openapi-spec-validator>=0.7"
 fi
 
-cargo build --quiet --bin jobboard
-BIN="${CARGO_TARGET_DIR:-target}/debug/jobboard"
+BIN=$(scripts/dev-binary.sh)
 WORK=$(mktemp -d)
 PIDS=()
 PG_DB=""
