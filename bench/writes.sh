@@ -2,7 +2,7 @@
 # Writes at import pace: POST /api/jobs with realistic bodies (bench/posting.lua: a title,
 # one of about 400 companies, a city, a job type, a description of 40 to 80 words) from
 # BENCH_WRITERS connections for BENCH_SECONDS, on a fresh database, while the board's
-# in-memory index is kept in step (it is built by a list before the first post). After
+# in-memory index is kept in step (it is built by a search before the first post). After
 # each round: the API's total (answered by the index) against the jobs stored (once the
 # posts in flight are committed, read again for up to 5 s until they agree), and the
 # index's builds and wear from /metrics.
@@ -37,10 +37,17 @@ bench_workdir writes
 python3 bench/grow_words.py >"$WORK/words.txt"
 export GROW_WORDS="$WORK/words.txt"
 
-# The board's job count through the API (every status, uncached: the index's total).
+# The board's job count through the API, uncached, from lists the index answers (a
+# filtered list; an unfiltered one is read from the database): the remote jobs and the
+# others, every status.
 api_total() {
-  curl -fsS -H "x-api-key: $2" -H 'Cache-Control: no-cache' "$1/api/jobs?status=all&per_page=1" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["meta"]["pagination"]["total_items"])'
+  local r n sum=0
+  for r in true false; do
+    n=$(curl -fsS -H "x-api-key: $2" -H 'Cache-Control: no-cache' "$1/api/jobs?status=all&is_remote=$r&per_page=1" |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["meta"]["pagination"]["total_items"])')
+    sum=$((sum + n))
+  done
+  echo "$sum"
 }
 
 # The jobs stored, counted by the database.
@@ -60,12 +67,19 @@ round() {
   port=$(free_port)
   base="http://127.0.0.1:$port"
   RUST_LOG=warn "$bin" --database "$db" serve --listen "127.0.0.1:$port" >"$WORK/$backend-$name-$n.log" 2>&1 &
-  local server=$!
-  PIDS+=("$server")
+  server=$!
+  # (A round runs in a subshell of its own: it stops its server and drops its PostgreSQL
+  # database whatever happens.)
+  trap 'kill "$server" 2>/dev/null || true
+        [ -z "$DROP_DB" ] || psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB WITH (FORCE)" >/dev/null 2>&1 || true' EXIT
   wait_up "$base/healthz"
-  # The first list builds the organization's index; every post after it is indexed as it
-  # commits.
-  api_total "$base" "$key" >/dev/null
+  # The first search builds the organization's index (the round waits until /metrics
+  # counts it, at most 10 s); every list after it applies the writes committed before it.
+  curl -fsS -o /dev/null -H "x-api-key: $key" -H 'Cache-Control: no-cache' "$base/api/jobs?search=engineer"
+  for _ in $(seq 1 100); do
+    [ "$(index_state "$base" | cut -d' ' -f1)" -ge 1 ] && break
+    sleep 0.1
+  done
   wrk -t2 -c"$WRITERS" -d"${SECONDS_EACH}s" -H "x-api-key: $key" -s bench/grow.lua --timeout 10s "$base" \
     >"$WORK/posts.txt"
   local rps p50 p99 bad errors total count state last=-1
