@@ -154,7 +154,7 @@ async fn free_slugs(tx: &mut Tx, rows: &mut [(OrgId, Job)]) -> DbResult<()> {
     }
     for (org_id, job) in rows.iter_mut() {
         let mut attempt = 1;
-        while attempt < 6 && used.contains(&(*org_id, job.slug.clone())) {
+        while attempt < store::SLUG_ATTEMPTS && used.contains(&(*org_id, job.slug.clone())) {
             attempt += 1;
             job.slug = store::slug_for(job, attempt);
         }

@@ -107,6 +107,10 @@ pub(super) async fn insert(tx: &mut Tx, org_id: OrgId, job: &mut Job, at: Ts) ->
     }))
 }
 
+/// How many slugs a new job is offered ([`slug_for`]'s attempts) before a taken one fails
+/// its creation.
+pub(super) const SLUG_ATTEMPTS: u32 = 6;
+
 /// The slug of a new job: title and company, ASCII lower-case; from the second attempt
 /// on, with a short random suffix (so that a collision never scans the jobs that share a
 /// title).
@@ -133,7 +137,7 @@ pub(super) async fn insert_new(tx: &mut Tx, org_id: OrgId, job: &Job, at: Ts) ->
         attempt += 1;
         job.slug = slug_for(&job, attempt);
         match insert(tx, org_id, &mut job, at).await {
-            Err(e) if attempt < 6 && e.is_unique() => continue,
+            Err(e) if attempt < SLUG_ATTEMPTS && e.is_unique() => continue,
             other => return other,
         }
     }
@@ -150,7 +154,7 @@ pub(super) async fn create_alone(db: &Db, org_id: OrgId, job: &Job) -> DbResult<
         let mut tx = db.begin().await?;
         let at = tx.now();
         match insert(&mut tx, org_id, &mut job, at).await {
-            Err(e) if attempt < 6 && e.is_unique() => continue,
+            Err(e) if attempt < SLUG_ATTEMPTS && e.is_unique() => continue,
             Err(e) => return Err(e),
             Ok(stored) => {
                 emit(&mut tx, org_id, events::created(&stored)).await?;
