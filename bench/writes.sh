@@ -68,9 +68,10 @@ round() {
   base="http://127.0.0.1:$port"
   RUST_LOG=warn "$bin" --database "$db" serve --listen "127.0.0.1:$port" >"$WORK/$backend-$name-$n.log" 2>&1 &
   server=$!
-  # (A round runs in a subshell of its own: it stops its server and drops its PostgreSQL
-  # database whatever happens.)
+  # A round runs in a subshell of its own: when it ends, however it ends, it stops its
+  # server and drops its PostgreSQL database.
   trap 'kill "$server" 2>/dev/null || true
+        wait "$server" 2>/dev/null || true
         [ -z "$DROP_DB" ] || psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB WITH (FORCE)" >/dev/null 2>&1 || true' EXIT
   wait_up "$base/healthz"
   # The first search builds the organization's index (the round waits until /metrics
@@ -101,12 +102,6 @@ round() {
   state=$(index_state "$base")
   read -r indexes _ _ again worn misplaced _ _ <<<"$state"
   echo "$rps $p50 $p99 $bad $errors $total $count $indexes $again $worn $misplaced"
-  kill "$server"
-  wait "$server" 2>/dev/null || true
-  if [ "$backend" = postgres ]; then
-    psql "$PG_URL" -qc "DROP DATABASE IF EXISTS $DROP_DB WITH (FORCE)" >/dev/null || true
-    DROP_DB=""
-  fi
 }
 
 builds="now"
