@@ -17,9 +17,13 @@ pub trait Payload: serde::Serialize {
 
 /// Writes one typed event into the outbox inside `tx`.
 pub async fn emit_event(tx: &mut Tx, org_id: OrgId, event: &impl Payload) -> DbResult<Uuid> {
-    let data = serde_json::to_value(event)
-        .map_err(|e| super::StoreError::Other(sqlx::Error::Encode(Box::new(e))))?;
-    emit(tx, org_id, event.event_type(), data).await
+    emit(tx, org_id, event.event_type(), encode(event)?).await
+}
+
+/// The payload of `event`, as the outbox stores it.
+pub fn encode(event: &impl Payload) -> DbResult<Value> {
+    serde_json::to_value(event)
+        .map_err(|e| super::StoreError::Other(sqlx::Error::Encode(Box::new(e))))
 }
 
 /// Writes one event into the outbox inside `tx`.
@@ -36,12 +40,40 @@ pub async fn emit(tx: &mut Tx, org_id: OrgId, event_type: &str, data: Value) -> 
             .execute(&mut **t)
             .await?;
     });
-    // Wake the webhook workers: on PostgreSQL every node's listener, once this commits;
-    // in this process at once (on SQLite the worker's fan-out then waits for the write
-    // lock, so it reads the event after the commit).
+    wake(tx);
+    Ok(id)
+}
+
+/// Writes the events of `events` (organization, type, payload) into the outbox inside
+/// `tx` with one statement, in their order (a batch of writes in one transaction).
+pub async fn emit_all(tx: &mut Tx, events: &[(OrgId, &str, Value)]) -> DbResult<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let now = tx.now();
+    dispatch_tx!(tx, t => {
+        let mut qb = sqlx::QueryBuilder::new(
+            "INSERT INTO events (id, org_id, event_type, data, occurred_at) ",
+        );
+        qb.push_values(events, |mut row, (org_id, event_type, data)| {
+            row.push_bind(Uuid::now_v7())
+                .push_bind(*org_id)
+                .push_bind(*event_type)
+                .push_bind(Json(data))
+                .push_bind(now);
+        });
+        qb.build().persistent(false).execute(&mut **t).await?;
+    });
+    wake(tx);
+    Ok(())
+}
+
+/// Wakes the webhook workers: on PostgreSQL every node's listener, once `tx` commits; in
+/// this process at once (on SQLite the worker's fan-out then waits for the write lock, so
+/// it reads the events after the commit).
+fn wake(tx: &mut Tx) {
     tx.notify_after_commit(OUTBOX_CHANNEL);
     OUTBOX_WAKE.notify_waiters();
-    Ok(id)
 }
 
 /// The PostgreSQL notification channel of new outbox work.

@@ -53,32 +53,49 @@ pub(crate) async fn note(
     page: Page<'_>,
     action: Action,
 ) -> DbResult<()> {
+    note_all(tx, &[(org_id, page, action)]).await
+}
+
+/// [`note`] for several pages (of one organization or several) with one statement: a
+/// batch of writes in one transaction. No two may name the same page of one organization.
+pub(crate) async fn note_all(tx: &mut Tx, notes: &[(OrgId, Page<'_>, Action)]) -> DbResult<()> {
+    if notes.is_empty() {
+        return Ok(());
+    }
     let now = tx.now();
-    // One statement: nothing is written when the organization has no account or its
-    // indexing is off.
-    let sql = "INSERT INTO index_notices (id, org_id, engine, job_id, path, action, featured, \
+    // One statement: nothing is written for an organization without an account or with
+    // its indexing off. The pages are a `VALUES` list, whose columns both engines name
+    // `column1`, `column2`, ...: the Google notice's id, the IndexNow one's, the
+    // organization, the job, the path, the action, featured, the job's creation time.
+    let head = "INSERT INTO index_notices (id, org_id, engine, job_id, path, action, featured, \
          job_created_at, status, attempts, next_attempt_at, dirty, created_at) \
-         SELECT CASE e.engine WHEN 'google' THEN $1 ELSE $2 END, o.id, e.engine, $4, $5, $6, $7, \
-         $8, 'pending', 0, $9, FALSE, $9 \
-         FROM organizations o \
+         SELECT CASE e.engine WHEN 'google' THEN v.column1 ELSE v.column2 END, o.id, e.engine, \
+         v.column4, v.column5, v.column6, v.column7, v.column8, 'pending', 0, ";
+    let tail = " organizations o \
          JOIN (SELECT 'google' AS engine UNION ALL SELECT 'indexnow') e \
            ON (e.engine = 'google' AND o.google_indexing_key IS NOT NULL) \
            OR (e.engine = 'indexnow' AND o.indexnow_key IS NOT NULL) \
-         WHERE o.id = $3 AND o.indexing \
+         WHERE o.id = v.column3 AND o.indexing \
          ON CONFLICT (org_id, engine, path) WHERE status = 'pending' DO UPDATE SET \
            action = excluded.action, featured = excluded.featured, \
            job_created_at = excluded.job_created_at, dirty = TRUE";
     let written = dispatch_tx!(tx, t => {
-        sqlx::query(sql)
-            .bind(uuid::Uuid::now_v7())
-            .bind(uuid::Uuid::now_v7())
-            .bind(org_id)
-            .bind(page.job_id)
-            .bind(page.path)
-            .bind(action.as_str())
-            .bind(page.featured)
-            .bind(page.created_at)
-            .bind(now)
+        let mut qb = sqlx::QueryBuilder::new(head);
+        qb.push_bind(now).push(", FALSE, ").push_bind(now).push(" FROM (");
+        qb.push_values(notes, |mut row, (org_id, page, action)| {
+            row.push_bind(uuid::Uuid::now_v7())
+                .push_bind(uuid::Uuid::now_v7())
+                .push_bind(*org_id)
+                .push_bind(page.job_id)
+                .push_bind(page.path)
+                .push_bind(action.as_str())
+                .push_bind(page.featured)
+                .push_bind(page.created_at);
+        });
+        qb.push(") v CROSS JOIN").push(tail);
+        // One page's statement is always the same text: kept prepared.
+        qb.build()
+            .persistent(notes.len() == 1)
             .execute(&mut **t)
             .await?
             .rows_affected()

@@ -5,7 +5,8 @@
 //! insert fails is rolled back and its creations are run one by one, so one creation's
 //! failure never undoes another's.
 //!
-//! The jobs of a batch are inserted by one statement. SQLite's full-text index writes
+//! The jobs of a batch are inserted by one statement, their events by one more, and the
+//! search engines' notices of them by a third. SQLite's full-text index writes
 //! what it holds in memory to a segment of its own at the start of every statement that
 //! may be undone alone, as a job's insert is (it fires triggers): inserted one by one,
 //! every job would cost a segment and the merging of segments that follows. When that
@@ -19,7 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::{events, model::Job, store};
 use crate::{
     JobId, OrgId, Ts,
-    db::{Db, DbResult, Pool, Tx},
+    db::{Backend, Db, DbResult, Outgoing, Pool, Tx, events as outbox, events::Payload},
     dispatch_tx,
 };
 
@@ -90,36 +91,58 @@ async fn commit(
     batch: &[Pending],
     last: &mut Ts,
 ) -> DbResult<Vec<DbResult<Job>>> {
-    let out = db.outgoing();
     let mut tx = Tx::sqlite(db, pool.begin_with("BEGIN IMMEDIATE").await?);
-    let mut rows = Vec::with_capacity(batch.len());
-    for p in batch {
+    let mut rows: Vec<(OrgId, Job)> = batch.iter().map(|p| (p.org_id, p.job.clone())).collect();
+    let results = store_all(&mut tx, db.outgoing(), &mut rows, last).await?;
+    tx.commit().await?;
+    Ok(results)
+}
+
+/// Stores the new jobs of `rows` in `tx`, each with its `job.created` and the search
+/// engines' notices: created after `last` and each after the one before (`last` moves to
+/// the last one's time), under slugs no job of its organization has. On SQLite a job
+/// whose own insert fails (which leaves nothing behind) gets its error and the others are
+/// stored; on PostgreSQL that fails the transaction, as any other failure does here
+/// (`Err`).
+pub(super) async fn store_all(
+    tx: &mut Tx,
+    out: Option<&Outgoing>,
+    rows: &mut [(OrgId, Job)],
+    last: &mut Ts,
+) -> DbResult<Vec<DbResult<Job>>> {
+    for (_, job) in rows.iter_mut() {
         let at = Ts::from_micros(tx.now().micros().max(last.micros() + 1));
         *last = at;
-        let mut job = p.job.clone();
         job.created_at = at;
         job.updated_at = at;
-        rows.push((p.org_id, job));
     }
-    free_slugs(&mut tx, &mut rows).await?;
-    let results: Vec<DbResult<Job>> = match insert_all(&mut tx, &rows).await {
+    free_slugs(tx, rows).await?;
+    let results: Vec<DbResult<Job>> = match insert_all(tx, rows).await {
         Ok(stored) => stored.into_iter().map(Ok).collect(),
+        // A failed statement aborts a PostgreSQL transaction.
+        Err(e) if tx.backend() == Backend::Postgres => return Err(e),
         Err(e) => {
             tracing::debug!(error = %e, jobs = rows.len(), "a batch's insert failed: its jobs one at a time");
             let mut results = Vec::with_capacity(rows.len());
-            for (org_id, job) in &rows {
-                results.push(store::insert_new(&mut tx, *org_id, job, job.created_at).await);
+            for (org_id, job) in rows.iter() {
+                results.push(store::insert_new(tx, *org_id, job, job.created_at).await);
             }
             results
         }
     };
-    for ((org_id, _), inserted) in rows.iter().zip(&results) {
-        if let Ok(job) = inserted {
-            store::emit(&mut tx, *org_id, events::created(job)).await?;
-            super::notices::job_written(&mut tx, out, *org_id, None, job).await?;
+    let created: Vec<(OrgId, &Job)> = rows
+        .iter()
+        .zip(&results)
+        .filter_map(|((org_id, _), inserted)| inserted.as_ref().ok().map(|job| (*org_id, job)))
+        .collect();
+    let mut outgoing = Vec::with_capacity(created.len());
+    for (org_id, job) in &created {
+        for event in events::created(job) {
+            outgoing.push((*org_id, event.event_type(), outbox::encode(&event)?));
         }
     }
-    tx.commit().await?;
+    outbox::emit_all(tx, &outgoing).await?;
+    super::notices::jobs_created(tx, out, &created).await?;
     Ok(results)
 }
 
@@ -167,11 +190,16 @@ async fn free_slugs(tx: &mut Tx, rows: &mut [(OrgId, Job)]) -> DbResult<()> {
 /// as stored, in the order of `rows`. Like every statement whose text grows with a list,
 /// it is not kept prepared (each batch size would stay prepared on the writer).
 async fn insert_all(tx: &mut Tx, rows: &[(OrgId, Job)]) -> DbResult<Vec<Job>> {
-    // Anonymous parameters (`?`): a numbered one is looked up by its name in the list of
-    // the statement's names when it is bound, which with thousands of them took longer
-    // than the insert.
-    let row = format!("(?{})", ", ?".repeat(Job::INSERTED.len()));
-    let values = vec![row; rows.len()];
+    // On SQLite anonymous parameters (`?`): a numbered one is looked up by its name in the
+    // list of the statement's names when it is bound, which with thousands of them took
+    // longer than the insert. PostgreSQL numbers them.
+    let width = Job::INSERTED.len() + 1;
+    let values: Vec<String> = match tx.backend() {
+        Backend::Sqlite => vec![format!("(?{})", ", ?".repeat(width - 1)); rows.len()],
+        Backend::Postgres => (0..rows.len())
+            .map(|i| format!("({})", store::marks(1 + i * width, width)))
+            .collect(),
+    };
     let sql = format!(
         "INSERT INTO jobs (org_id, {}) VALUES {} RETURNING {}",
         Job::INSERTED.join(", "),

@@ -8,6 +8,8 @@
 //! contact address on the job. Mail is queued in the transaction of its cause (see
 //! `crate::mail`), and only when the service sends mail at all ([`Db::outgoing`]).
 
+use std::collections::HashMap;
+
 use super::model::{Job, JobStatus, url_of};
 use crate::{
     OrgId, Ts,
@@ -96,13 +98,17 @@ pub(crate) async fn tell_search_engines(
         return Ok(());
     };
     let path = url_of(&job.slug);
-    let page = indexing::Page {
+    indexing::note(tx, org_id, page(job, &path), action).await
+}
+
+/// What a notice of `job`, whose page is at `path`, names.
+fn page<'a>(job: &Job, path: &'a str) -> indexing::Page<'a> {
+    indexing::Page {
         job_id: job.id,
-        path: &path,
+        path,
         featured: job.is_sticky,
         created_at: job.created_at,
-    };
-    indexing::note(tx, org_id, page, action).await
+    }
 }
 
 /// After a write that left `job` as stored (`before`: as it was, `None` for a new job):
@@ -115,15 +121,90 @@ pub(crate) async fn job_written(
     job: &Job,
 ) -> DbResult<()> {
     tell_search_engines(tx, org_id, before, Some(job)).await?;
-    let went_live =
-        job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
-    if went_live && out.is_some() {
-        record_live(tx, org_id, job, tx.now()).await?;
-    }
-    let (Some(out), Some(to), true) = (out, job.contact_email.as_deref(), went_live) else {
+    went_live(tx, out, org_id, before, job).await
+}
+
+/// [`job_written`] for jobs created together in `tx` (a batch; no two with the same slug
+/// in one organization): the search engines' notices of them all with one statement,
+/// the live-jobs log of those created live with another, and each one's mail (an
+/// organization's settings read once).
+pub(crate) async fn jobs_created(
+    tx: &mut Tx,
+    out: Option<&Outgoing>,
+    jobs: &[(OrgId, &Job)],
+) -> DbResult<()> {
+    let paths: Vec<String> = jobs.iter().map(|(_, job)| url_of(&job.slug)).collect();
+    let notes: Vec<_> = jobs
+        .iter()
+        .zip(&paths)
+        .filter_map(|((org_id, job), path)| {
+            indexing_action(None, Some(job)).map(|action| (*org_id, page(job, path), action))
+        })
+        .collect();
+    indexing::note_all(tx, &notes).await?;
+    let Some(out) = out else {
         return Ok(());
     };
-    let Some(org) = org_mail(tx, org_id).await? else {
+    let live: Vec<(OrgId, &Job)> = jobs
+        .iter()
+        .filter(|(_, job)| job.status == JobStatus::Active)
+        .copied()
+        .collect();
+    record_live(tx, &live).await?;
+    let mut orgs: HashMap<OrgId, Option<OrgMail>> = HashMap::new();
+    for (org_id, job) in live {
+        if job.contact_email.is_none() {
+            continue;
+        }
+        let org = match orgs.get(&org_id) {
+            Some(org) => org.clone(),
+            None => {
+                let org = org_mail(tx, org_id).await?;
+                orgs.insert(org_id, org.clone());
+                org
+            }
+        };
+        if let Some(org) = org {
+            live_mail(tx, out, org_id, &org, job).await?;
+        }
+    }
+    Ok(())
+}
+
+/// When the write that turned `before` into `job` put it live (and the service sends
+/// mail): its line in the live-jobs log and the "job is live" mail.
+async fn went_live(
+    tx: &mut Tx,
+    out: Option<&Outgoing>,
+    org_id: OrgId,
+    before: Option<&Job>,
+    job: &Job,
+) -> DbResult<()> {
+    let went_live =
+        job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
+    let (Some(out), true) = (out, went_live) else {
+        return Ok(());
+    };
+    record_live(tx, &[(org_id, job)]).await?;
+    if job.contact_email.is_none() {
+        return Ok(());
+    }
+    match org_mail(tx, org_id).await? {
+        Some(org) => live_mail(tx, out, org_id, &org, job).await,
+        None => Ok(()),
+    }
+}
+
+/// The "job is live" mail of `job` to its contact address, when it has one and its
+/// organization `org` sends it.
+async fn live_mail(
+    tx: &mut Tx,
+    out: &Outgoing,
+    org_id: OrgId,
+    org: &OrgMail,
+    job: &Job,
+) -> DbResult<()> {
+    let Some(to) = job.contact_email.as_deref() else {
         return Ok(());
     };
     if !org.mail_job_live {
@@ -156,18 +237,25 @@ pub(crate) async fn job_written(
     .await
 }
 
-/// Notes in the live-jobs log that `job` went live (its first time only): what job
-/// alerts match against (kept while the service sends mail, as alerts exist only then).
-async fn record_live(tx: &mut Tx, org_id: OrgId, job: &Job, now: Ts) -> DbResult<()> {
+/// Notes in the live-jobs log that `jobs` went live (each its first time only), with one
+/// statement: what job alerts match against (kept while the service sends mail, as
+/// alerts exist only then).
+async fn record_live(tx: &mut Tx, jobs: &[(OrgId, &Job)]) -> DbResult<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let now = tx.now();
     dispatch_tx!(tx, t => {
-        sqlx::query(
-            "INSERT INTO job_live_log (org_id, job_id, live_at) VALUES ($1, $2, $3) ON CONFLICT (job_id) DO NOTHING",
-        )
-        .bind(org_id)
-        .bind(job.id)
-        .bind(now)
-        .execute(&mut **t)
-        .await?;
+        let mut qb = sqlx::QueryBuilder::new("INSERT INTO job_live_log (org_id, job_id, live_at) ");
+        qb.push_values(jobs, |mut row, (org_id, job)| {
+            row.push_bind(*org_id).push_bind(job.id).push_bind(now);
+        });
+        qb.push(" ON CONFLICT (job_id) DO NOTHING");
+        // One job's statement is always the same text: kept prepared.
+        qb.build()
+            .persistent(jobs.len() == 1)
+            .execute(&mut **t)
+            .await?;
     });
     Ok(())
 }

@@ -24,6 +24,7 @@ use crate::{
 
 backends!(
     the_alert_life_cycle,
+    jobs_created_together_each_reach_the_alerts,
     daily_and_weekly_alerts_batch_at_their_hour,
     refused_subscriptions_and_no_enumeration,
     alerts_need_an_smtp_server,
@@ -238,6 +239,46 @@ async fn the_alert_life_cycle(b: Backend) {
     forged.pop();
     forged.push(if unsub_path.ends_with('A') { 'B' } else { 'A' });
     t.page(&forged).await.expect(404);
+}
+
+/// The next 07:00 UTC after now, `minute` minutes past.
+fn next_seven(minute: u32) -> Ts {
+    let now = chrono::Utc::now();
+    let mut day = now.date_naive();
+    if now.time() >= chrono::NaiveTime::from_hms_opt(7, 0, 0).unwrap() {
+        day = day.succ_opt().unwrap();
+    }
+    Ts::from_datetime(day.and_hms_opt(7, minute, 0).unwrap().and_utc())
+}
+
+async fn jobs_created_together_each_reach_the_alerts(b: Backend) {
+    let sink = SmtpSink::start().await;
+    let t = spawn(b, &sink).await;
+    confirmed(&t, &sink, "", "daily@example.com", "daily").await;
+    let mails = sink.received().len();
+    // 12 creations at once (on SQLite committed in batches, whose live jobs are logged
+    // for the alerts by one statement); two stay pending.
+    let bodies: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            let status = if i % 6 == 5 { "pending" } else { "active" };
+            json!({"title": format!("Role {i:02}"), "company_name": "Acme", "description": "<p>Work.</p>", "status": status})
+        })
+        .collect();
+    let results =
+        crate::members::futures_join_all(bodies.iter().map(|b| t.post("/jobs", b.clone()))).await;
+    for r in &results {
+        r.expect(201);
+    }
+    assert_eq!(alerts::run(t.db(), next_seven(1), 7).await.unwrap(), 1);
+    drain(&t.app).await;
+    let got = sink.received();
+    assert_eq!(got.len(), mails + 1);
+    assert_eq!(subject(&got[mails]), "10 new jobs on Test org");
+    let text = text_of(&got[mails]);
+    for i in 0..12 {
+        let title = format!("Role {i:02}");
+        assert_eq!(text.contains(&title), i % 6 != 5, "{title} in {text}");
+    }
 }
 
 async fn daily_and_weekly_alerts_batch_at_their_hour(b: Backend) {

@@ -18,6 +18,7 @@ use crate::{
 
 backends!(
     a_job_going_live_is_mailed_once,
+    jobs_created_together_are_each_mailed_once,
     each_application_is_mailed,
     expiry_reminders_go_once_per_expiry,
     each_mail_can_be_switched_off,
@@ -136,6 +137,53 @@ async fn a_job_going_live_is_mailed_once(b: Backend) {
     .expect_error(422, "validation_failed");
     assert_eq!(drain(&t.app).await, 0);
     assert_eq!(store::list(t.db(), t.org_id, 100).await.unwrap().len(), 3);
+}
+
+async fn jobs_created_together_are_each_mailed_once(b: Backend) {
+    let sink = SmtpSink::start().await;
+    let t = spawn(b, &sink).await;
+    // 12 creations at once (on SQLite committed in batches): eight live with a contact
+    // address, two live without one, two pending.
+    let bodies: Vec<serde_json::Value> = (0..12)
+        .map(|i| {
+            let mut body = json!({"title": format!("Role {i}"), "company_name": "Acme", "description": "<p>Work.</p>", "status": "active", "contact_email": format!("hr{i}@acme.example")});
+            if i >= 8 {
+                body["status"] = json!("pending");
+            }
+            if i >= 10 {
+                body["status"] = json!("active");
+                body.as_object_mut().unwrap().remove("contact_email");
+            }
+            body
+        })
+        .collect();
+    let results =
+        crate::members::futures_join_all(bodies.iter().map(|b| t.post("/jobs", b.clone()))).await;
+    for r in &results {
+        r.expect(201);
+    }
+    assert_eq!(drain(&t.app).await, 8);
+    let mut got: Vec<(String, String)> = sink
+        .received()
+        .iter()
+        .map(|m| {
+            (
+                m.to[0].clone(),
+                m.parsed().subject().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let mut expected: Vec<(String, String)> = (0..8)
+        .map(|i| {
+            (
+                format!("hr{i}@acme.example"),
+                format!("Your job is live: Role {i}"),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(got, expected);
 }
 
 async fn each_application_is_mailed(b: Backend) {

@@ -18,6 +18,8 @@ use crate::{backends, common::*};
 
 backends!(
     each_change_is_told_once,
+    concurrent_creations_are_each_told_once,
+    an_imports_new_jobs_are_each_told_once,
     the_quota_sends_featured_and_newest_first_and_the_rest_next_day,
     failed_deliveries_are_tried_again,
     the_command_line_sets_the_accounts_and_never_prints_the_key,
@@ -300,6 +302,86 @@ async fn each_change_is_told_once(b: Backend) {
     create(&t, json!({"title": "Porter", "status": "active"})).await;
     assert_eq!(drain(&t).await, 0);
     assert_eq!(engines.google(&t).await.len(), 7);
+}
+
+async fn concurrent_creations_are_each_told_once(b: Backend) {
+    let Some(engines) = Engines::start("concurrent_creations_are_each_told_once", 200) else {
+        return;
+    };
+    let t = app(b, &engines, 200).await;
+    // 24 creations at once (on SQLite committed in batches, each batch's notices written
+    // by one statement), two of every three published, half of them under one title.
+    let bodies: Vec<Value> = (0..24)
+        .map(|i| {
+            let title = if i % 2 == 0 { "Baker".to_string() } else { format!("Cook {i}") };
+            let status = if i % 3 == 2 { "pending" } else { "active" };
+            json!({"title": title, "status": status, "description": "<p>A job.</p>", "company_name": "Acme"})
+        })
+        .collect();
+    let results =
+        crate::members::futures_join_all(bodies.iter().map(|b| t.post("/jobs", b.clone()))).await;
+    let mut published = std::collections::BTreeSet::new();
+    for r in &results {
+        r.expect(201);
+        if r.body["data"]["status"] == "active" {
+            published.insert(format!(
+                "/jobs/{}",
+                r.body["data"]["slug"].as_str().unwrap()
+            ));
+        }
+    }
+    assert_eq!(published.len(), 16);
+    drain(&t).await;
+    let google = engines.google(&t).await;
+    assert_eq!(google.len(), 16, "{google:?}");
+    let told_google: std::collections::BTreeSet<String> = google
+        .into_iter()
+        .map(|(path, kind)| {
+            assert_eq!(kind, "URL_UPDATED");
+            path
+        })
+        .collect();
+    assert_eq!(told_google, published);
+    let told_indexnow: Vec<String> = engines.indexnow(&t).await.into_iter().flatten().collect();
+    assert_eq!(told_indexnow.len(), 16, "{told_indexnow:?}");
+    assert_eq!(
+        told_indexnow
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>(),
+        published
+    );
+}
+
+async fn an_imports_new_jobs_are_each_told_once(b: Backend) {
+    use crate::imports::{Feeds, fixture, run_now, source};
+    let Some(engines) = Engines::start("an_imports_new_jobs_are_each_told_once", 200) else {
+        return;
+    };
+    let t = app(b, &engines, 200).await;
+    // A page of imported jobs is stored together: their notices written by one statement.
+    let feeds = Feeds::start().await;
+    feeds.put("gh", fixture("greenhouse.json"), None);
+    let s = source(&t, "greenhouse", &feeds.url("gh"), json!({})).await;
+    let c = run_now(&t, &t.app.imports.clone(), &s).await;
+    assert_eq!(c.created, 3, "{c:?}");
+    let listed = t.get("/jobs").await;
+    listed.expect(200);
+    let paths: std::collections::BTreeSet<String> = listed.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| format!("/jobs/{}", j["slug"].as_str().unwrap()))
+        .collect();
+    assert_eq!(paths.len(), 3);
+    drain(&t).await;
+    let google: std::collections::BTreeSet<(String, String)> =
+        engines.google(&t).await.into_iter().collect();
+    let expected: std::collections::BTreeSet<(String, String)> =
+        paths.iter().map(|p| told(p, "URL_UPDATED")).collect();
+    assert_eq!(google, expected);
+    let indexnow: std::collections::BTreeSet<String> =
+        engines.indexnow(&t).await.into_iter().flatten().collect();
+    assert_eq!(indexnow, paths);
 }
 
 async fn the_quota_sends_featured_and_newest_first_and_the_rest_next_day(b: Backend) {
