@@ -369,15 +369,16 @@ pub async fn apply(db: &Db, source: &Source, read: &Read) -> Result<Counts> {
             }
         }
         let mut tx = db.begin().await?;
-        let (mut created, mut updated) = (0, 0);
+        let mut updated = 0;
+        let mut claimed = Vec::new();
         for (item, d, step) in steps {
             match step {
                 // The key first: when another run of the source (the command line beside
                 // the scheduler) took it meanwhile, that run makes the job, not this one.
+                // The page's claimed jobs are stored together below.
                 Step::Create(job) => {
                     if store::claim_item(&mut tx, source.id, &item.external_id, job.id, &d).await? {
-                        jobs::create_in(&mut tx, db.outgoing(), org_id, &job).await?;
-                        created += 1;
+                        claimed.push(*job);
                     }
                 }
                 Step::Update(id, checked) => {
@@ -393,6 +394,9 @@ pub async fn apply(db: &Db, source: &Source, read: &Read) -> Result<Counts> {
                 }
             }
         }
+        let created = jobs::create_all_in(&mut tx, db.outgoing(), org_id, claimed)
+            .await?
+            .len() as u64;
         tx.commit().await?;
         counts.created += created;
         counts.updated += updated;

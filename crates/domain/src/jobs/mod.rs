@@ -80,15 +80,23 @@ pub(crate) async fn build(db: &Db, org_id: OrgId, mut body: Input) -> Result<Job
     Ok(job)
 }
 
-/// Stores a job made by [`build`] in the caller's transaction `tx`, with `job.created`
-/// (an import's page of jobs commits together).
-pub(crate) async fn create_in(
+/// Stores jobs made by [`build`] in the caller's transaction `tx`, each with
+/// `job.created` (an import's page of jobs commits together), as concurrent creations
+/// are stored: the jobs with one statement, their events with another. Any job's failure
+/// fails the call (and leaves `tx` to be rolled back).
+pub(crate) async fn create_all_in(
     tx: &mut crate::db::Tx,
     outgoing: Option<&crate::db::Outgoing>,
     org_id: OrgId,
-    job: &Job,
-) -> Result<Job> {
-    Ok(store::create_in(tx, outgoing, org_id, job).await?)
+    jobs: Vec<Job>,
+) -> Result<Vec<Job>> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut rows: Vec<(OrgId, Job)> = jobs.into_iter().map(|job| (org_id, job)).collect();
+    let mut last = Ts::from_micros(0);
+    let stored = batch::store_all(tx, outgoing, &mut rows, &mut last).await?;
+    Ok(stored.into_iter().collect::<crate::db::DbResult<_>>()?)
 }
 
 /// Checked changes of a job: what [`changes`] makes of a patch body.

@@ -166,35 +166,6 @@ pub(super) async fn create_alone(db: &Db, org_id: OrgId, job: &Job) -> DbResult<
     }
 }
 
-/// Creates a job with its `job.created` event in the caller's transaction `tx`, under a
-/// slug no job of the organization has (the base one, else one with a random suffix; a
-/// job taking the same slug concurrently fails the transaction, which its caller may run
-/// again).
-pub(super) async fn create_in(
-    tx: &mut Tx,
-    outgoing: Option<&crate::db::Outgoing>,
-    org_id: OrgId,
-    job: &Job,
-) -> DbResult<Job> {
-    let mut job = job.clone();
-    job.slug = slug_for(&job, 1);
-    let taken: Option<i64> = dispatch_tx!(tx, t => {
-        sqlx::query_scalar("SELECT 1 FROM jobs WHERE org_id = $1 AND slug = $2")
-            .bind(org_id)
-            .bind(&job.slug)
-            .fetch_optional(&mut **t)
-            .await?
-    });
-    if taken.is_some() {
-        job.slug = slug_for(&job, 2);
-    }
-    let at = tx.now();
-    let stored = insert(tx, org_id, &mut job, at).await?;
-    emit(tx, org_id, events::created(&stored)).await?;
-    notices::job_written(tx, outgoing, org_id, None, &stored).await?;
-    Ok(stored)
-}
-
 /// Updates a job: `plan` turns the stored job into the new one (a pure function of the
 /// row: it may refuse, or return `None` to change nothing). Writes `job.updated` with the
 /// changed field names and the events of a status move. Answers the job as stored, or
