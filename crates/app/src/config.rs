@@ -363,7 +363,11 @@ impl Config {
             db_max_connections: l.db_max_connections.unwrap_or(16).max(1),
             db_page_cache: l.db_page_cache_mb.unwrap_or(8).clamp(1, 1 << 20) << 20,
             render_cache: (l.render_cache_mb.unwrap_or(16).clamp(1, 1 << 20) << 20) as usize,
-            search_index: (l.search_index_mb.unwrap_or(128).min(1 << 20) << 20) as usize,
+            search_index: l
+                .search_index_mb
+                .map_or(jobboard_domain::jobs::indexes::DEFAULT_BUDGET, |mb| {
+                    (mb.min(1 << 20) << 20) as usize
+                }),
             public_url,
             log_json: log_format == "json",
             request_timeout: Duration::from_secs(l.request_timeout.unwrap_or(30).max(1)),

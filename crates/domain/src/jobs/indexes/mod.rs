@@ -46,8 +46,9 @@ use crate::{
 /// answered (about 50 ms of work); larger ones in the background.
 pub(crate) const BUILD_INLINE: i64 = 20_000;
 
-/// Default of the budget: bytes all of a node's search indexes may hold together.
-pub const DEFAULT_BUDGET: usize = 160 << 20;
+/// Default of the budget: bytes all of a node's search indexes may hold together (the
+/// server's `search_index_mb` when it is not set, and what other commands use).
+pub const DEFAULT_BUDGET: usize = 128 << 20;
 
 /// An index that has not read its changes for this long is built again: the scheduler
 /// deletes changes older than a day ([`prune_changes`]).
