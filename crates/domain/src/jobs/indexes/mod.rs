@@ -12,11 +12,16 @@
 //! An organization of up to [`BUILD_INLINE`] jobs is indexed by the list that first needs
 //! it; a larger one in the background, its lists answered by SQL meanwhile, or as soon as
 //! this node sees it written to ([`follow`]), so a bulk load is indexed while it loads.
-//! An index that would not fit in the budget is not kept (SQL answers), and the least
-//! recently used indexes of other organizations make room for a new one.
+//! An index that would not fit in the budget is not kept (SQL answers). Indexes of other
+//! organizations make room for a new one, the least used first (uses are counted, and
+//! halved as they age), the least recently used among equals; a new index that would
+//! push out one used more than its own organization answers the list that built it and
+//! is not kept, so a board listed now and then does not push out one listed all day.
 
 mod changes;
 mod read;
+#[cfg(test)]
+mod tests;
 
 use std::{
     collections::HashMap,
@@ -63,6 +68,8 @@ pub struct Indexes {
     slots: Mutex<HashMap<OrgId, Arc<Slot>>>,
     /// A clock for least-recently-used eviction.
     tick: AtomicU64,
+    /// Uses counted since the slots' uses were last halved.
+    since_aging: AtomicU64,
     /// Builds since the node started, by [`Cause`].
     builds: [AtomicU64; 3],
     /// Where [`follow`]'s next read of changes starts (their `at`).
@@ -104,7 +111,25 @@ struct Slot {
     refused: AtomicBool,
     /// An index of the organization was built on this node before.
     built: AtomicBool,
+    /// When it was last used ([`Indexes::tick`]).
     used: AtomicU64,
+    /// How often it was used, halved as uses age ([`Indexes::slot`]).
+    uses: AtomicU64,
+}
+
+/// The slots' uses are halved after this many uses per slot in all.
+const AGE_EVERY: u64 = 8;
+
+/// What [`Indexes::make_room`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Room {
+    /// The new index is kept (other indexes dropped if needed).
+    Kept,
+    /// Making room would drop an index used more than the new one's organization: the new
+    /// one is not kept.
+    NotNow,
+    /// Larger than the whole budget.
+    TooLarge,
 }
 
 /// A built index and what keeps it in step.
@@ -133,6 +158,7 @@ impl Indexes {
             budget,
             slots: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
+            since_aging: AtomicU64::new(0),
             builds: Default::default(),
             followed: Mutex::new(None),
         }
@@ -187,11 +213,29 @@ impl Indexes {
         )
     }
 
-    /// The organization's slot, marked as used now.
+    /// The organization's slot, marked as used now (and its use counted). Every
+    /// [`AGE_EVERY`] uses per slot, every slot's count is halved, so that what counts is
+    /// recent use.
     fn slot(&self, org_id: OrgId) -> Arc<Slot> {
-        let slot = self.entry(org_id);
+        let (slot, slots) = {
+            let mut all = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            (all.entry(org_id).or_default().clone(), all.len() as u64)
+        };
         slot.used
             .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        slot.uses.fetch_add(1, Ordering::Relaxed);
+        if self.since_aging.fetch_add(1, Ordering::Relaxed) + 1 >= AGE_EVERY * slots.max(8) {
+            self.since_aging.store(0, Ordering::Relaxed);
+            for s in self
+                .slots
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+            {
+                let n = s.uses.load(Ordering::Relaxed);
+                s.uses.store(n / 2, Ordering::Relaxed);
+            }
+        }
         slot
     }
 
@@ -201,37 +245,67 @@ impl Indexes {
         slots.entry(org_id).or_default().clone()
     }
 
-    /// Makes room for `need` bytes by dropping the least recently used indexes of other
-    /// organizations; false when even that is not enough.
-    fn make_room(&self, org_id: OrgId, need: usize) -> bool {
+    /// Makes room for `need` bytes of the organization's new index by dropping indexes
+    /// of other organizations ([`victims`]); with `always`, whatever their use.
+    fn make_room(&self, org_id: OrgId, need: usize, always: bool) -> Room {
         if need > self.budget {
-            return false;
+            return Room::TooLarge;
         }
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let mut others: Vec<(u64, usize, &Arc<Slot>)> = slots
+        let uses = slots
+            .get(&org_id)
+            .map_or(0, |s| s.uses.load(Ordering::Relaxed));
+        let (others, lives): (Vec<Held>, Vec<&Arc<Slot>>) = slots
             .iter()
             .filter(|(id, _)| **id != org_id)
             .filter_map(|(_, s)| {
                 s.live().map(|l| {
-                    (
-                        s.used.load(Ordering::Relaxed),
-                        l.bytes.load(Ordering::Relaxed),
-                        s,
-                    )
+                    let held = Held {
+                        uses: s.uses.load(Ordering::Relaxed),
+                        used: s.used.load(Ordering::Relaxed),
+                        bytes: l.bytes.load(Ordering::Relaxed),
+                    };
+                    (held, s)
                 })
             })
-            .collect();
-        let mut total: usize = others.iter().map(|o| o.1).sum::<usize>() + need;
-        others.sort_by_key(|o| o.0);
-        for (_, bytes, slot) in others {
-            if total <= self.budget {
-                break;
-            }
-            *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = None;
-            total -= bytes;
+            .unzip();
+        let Some(drop) = victims(&others, need, self.budget, (!always).then_some(uses)) else {
+            return Room::NotNow;
+        };
+        for i in drop {
+            *lives[i].ready.write().unwrap_or_else(|e| e.into_inner()) = None;
         }
-        true
+        Room::Kept
     }
+}
+
+/// An index held, as [`victims`] weighs it.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    uses: u64,
+    used: u64,
+    bytes: usize,
+}
+
+/// Which of the indexes `held` to drop so that `need` more bytes fit in `budget`: the
+/// least used first, the least recently used among equals (their positions in `held`).
+/// `None` when that would drop an index used more often than `uses` (when given).
+fn victims(held: &[Held], need: usize, budget: usize, uses: Option<u64>) -> Option<Vec<usize>> {
+    let mut total: usize = held.iter().map(|h| h.bytes).sum::<usize>() + need;
+    let mut order: Vec<usize> = (0..held.len()).collect();
+    order.sort_by_key(|&i| (held[i].uses, held[i].used));
+    let mut drop = Vec::new();
+    for i in order {
+        if total <= budget {
+            break;
+        }
+        if uses.is_some_and(|u| held[i].uses > u) {
+            return None;
+        }
+        drop.push(i);
+        total -= held[i].bytes;
+    }
+    Some(drop)
 }
 
 impl Slot {
@@ -337,7 +411,7 @@ async fn ensure(
     if let Some(l) = slot.live() {
         return Ok(Some(l));
     }
-    build_into(db, indexes, slot, org_id, slot.missing()).await
+    build_into(db, indexes, slot, org_id, slot.missing(), false).await
 }
 
 /// Starts a build of the organization's index unless one is running; the current index
@@ -356,7 +430,7 @@ fn rebuild_in_background(
     tokio::spawn(async move {
         let _building = guard;
         let started = Instant::now();
-        match build_into(&db, &indexes, &slot, org_id, cause).await {
+        match build_into(&db, &indexes, &slot, org_id, cause, true).await {
             Ok(Some(live)) => log_built(org_id, cause, &live, started),
             Ok(None) => {
                 tracing::info!(
@@ -370,20 +444,23 @@ fn rebuild_in_background(
 }
 
 /// Builds the organization's index (counted under `cause`), brings it up to date and
-/// makes it the slot's.
+/// makes it the slot's. Unless `always`, an index that would push out one used more
+/// ([`Room::NotNow`]) is answered but not kept.
 async fn build_into(
     db: &Db,
     indexes: &Indexes,
     slot: &Slot,
     org_id: OrgId,
     cause: Cause,
+    always: bool,
 ) -> DbResult<Option<Arc<Live>>> {
     let Some((index, mark)) = build(db, org_id).await? else {
         slot.refused.store(true, Ordering::Relaxed);
         return Ok(None);
     };
     let bytes = index.heap_bytes();
-    if !indexes.make_room(org_id, bytes) {
+    let room = indexes.make_room(org_id, bytes, always);
+    if room == Room::TooLarge {
         slot.refused.store(true, Ordering::Relaxed);
         return Ok(None);
     }
@@ -403,7 +480,9 @@ async fn build_into(
     slot.refused.store(false, Ordering::Relaxed);
     slot.built.store(true, Ordering::Relaxed);
     indexes.builds[cause as usize].fetch_add(1, Ordering::Relaxed);
-    *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = Some(live.clone());
+    if room == Room::Kept {
+        *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = Some(live.clone());
+    }
     Ok(Some(live))
 }
 
@@ -490,7 +569,7 @@ pub async fn warm(db: &Db) -> DbResult<()> {
         }
         let started = Instant::now();
         let cause = slot.missing();
-        if let Some(live) = build_into(db, &indexes, &slot, org_id, cause).await? {
+        if let Some(live) = build_into(db, &indexes, &slot, org_id, cause, true).await? {
             log_built(org_id, cause, &live, started);
         }
     }

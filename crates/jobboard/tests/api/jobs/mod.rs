@@ -3,6 +3,7 @@
 
 mod cache;
 mod creation;
+mod index_budget;
 mod lifecycle;
 mod lists;
 mod places;

@@ -1,0 +1,89 @@
+//! The search indexes' budget shared by use: with room for one index, the board listed
+//! more keeps it, and a board listed less is answered by an index built for its list and
+//! not kept, until it is listed more.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::backends;
+
+backends!(a_board_listed_more_keeps_its_index);
+
+/// Three active jobs of the organization of `key`.
+async fn stock(t: &TestApp, key: &str) {
+    for title in ["Night Baker", "Day Baker", "Harbour Pilot"] {
+        let mut body = job(title);
+        body["status"] = json!("active");
+        t.req(Method::POST, "/jobs")
+            .key(key)
+            .json(body)
+            .send()
+            .await
+            .expect(201);
+    }
+}
+
+/// The total of a search of the organization of `key`, read afresh.
+async fn bakers(t: &TestApp, key: &str) -> Value {
+    let r = t
+        .req(Method::GET, "/jobs?search=baker")
+        .key(key)
+        .header("cache-control", "no-cache")
+        .send()
+        .await;
+    r.expect(200);
+    r.body["meta"]["pagination"]["total_items"].clone()
+}
+
+/// Indexes held, and builds (first and again) so far.
+async fn held_and_built(t: &TestApp) -> (f64, f64) {
+    let m = t.metrics().await;
+    let built = gauge(
+        &m.text,
+        r#"jobboard_search_index_builds_total{cause="first"}"#,
+    ) + gauge(
+        &m.text,
+        r#"jobboard_search_index_builds_total{cause="again"}"#,
+    );
+    (gauge(&m.text, "jobboard_search_indexes"), built)
+}
+
+async fn a_board_listed_more_keeps_its_index(b: Backend) {
+    // One board's index, measured on a node with room for many.
+    let probe = TestApp::spawn_with(b, |c| c.scheduler = false).await;
+    stock(&probe, &probe.key).await;
+    assert_eq!(bakers(&probe, &probe.key).await, 2);
+    let one = gauge(&probe.metrics().await.text, "jobboard_search_index_bytes") as usize;
+    assert!(one > 0);
+    // Room for one such index, not two.
+    let t = TestApp::spawn_with(b, |c| {
+        c.scheduler = false;
+        c.search_index = one * 3 / 2;
+    })
+    .await;
+    let (_, other) = t.new_org("Other", "jobs:read jobs:write", 1000, 1000).await;
+    let key = t.key.clone();
+    stock(&t, &key).await;
+    stock(&t, &other).await;
+    for _ in 0..4 {
+        assert_eq!(bakers(&t, &key).await, 2);
+    }
+    assert_eq!(held_and_built(&t).await, (1.0, 1.0));
+    // Listed once: answered by an index built for it, not kept.
+    assert_eq!(bakers(&t, &other).await, 2);
+    assert_eq!(held_and_built(&t).await, (1.0, 2.0));
+    // The board listed more still has its index: nothing built.
+    assert_eq!(bakers(&t, &key).await, 2);
+    assert_eq!(held_and_built(&t).await, (1.0, 2.0));
+    // Listed as often as the first board (5 times), the other board's index is kept in
+    // its place: its next list builds nothing, the first board's builds again.
+    for n in 2..=5 {
+        assert_eq!(bakers(&t, &other).await, 2);
+        assert_eq!(held_and_built(&t).await, (1.0, 1.0 + n as f64));
+    }
+    assert_eq!(bakers(&t, &other).await, 2);
+    assert_eq!(held_and_built(&t).await, (1.0, 6.0));
+    assert_eq!(bakers(&t, &key).await, 2);
+    assert_eq!(held_and_built(&t).await, (1.0, 7.0));
+}
