@@ -233,7 +233,7 @@ async fn metrics(State(app): State<AppState>, req: Request) -> Response {
     }
     let name = "jobboard_search_index_builds_total";
     body.push_str(&format!(
-        "# HELP {name} Search indexes this node built since it started, by cause: first (none on this node yet), again (dropped for room or not kept up, needed again), worn (many jobs indexed again or removed).\n# TYPE {name} counter\n"
+        "# HELP {name} Search indexes this node built since it started, by cause: first (none on this node yet), again (dropped for room, not kept up, or built for one list and not kept, needed again), worn (many jobs indexed again or removed).\n# TYPE {name} counter\n"
     ));
     for (cause, n) in indexes.builds() {
         body.push_str(&format!("{name}{{cause=\"{}\"}} {n}\n", cause.name()));

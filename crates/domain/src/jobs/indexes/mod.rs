@@ -81,8 +81,8 @@ pub struct Indexes {
 pub enum Cause {
     /// The organization had no index on this node yet.
     First,
-    /// Its index was dropped (to make room for others, or not kept up for hours) and is
-    /// needed again.
+    /// Its index was dropped (to make room for others, or not kept up for hours), or
+    /// built for one list and not kept, and is needed again.
     Again,
     /// Its index had worn: many jobs indexed again or removed ([`Wear`]).
     Worn,
