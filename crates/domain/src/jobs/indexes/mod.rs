@@ -115,6 +115,9 @@ struct Slot {
     used: AtomicU64,
     /// How often it was used, halved as uses age ([`Indexes::slot`]).
     uses: AtomicU64,
+    /// Lists waiting for the build in progress: when there are any, the new index is
+    /// kept whatever its use (each would otherwise build one again).
+    waiting: AtomicUsize,
 }
 
 /// The slots' uses are halved after this many uses per slot in all.
@@ -407,7 +410,9 @@ async fn ensure(
         rebuild_in_background(db, indexes, slot, org_id, slot.missing());
         return Ok(None);
     }
+    slot.waiting.fetch_add(1, Ordering::Relaxed);
     let _building = slot.build.lock().await;
+    slot.waiting.fetch_sub(1, Ordering::Relaxed);
     if let Some(l) = slot.live() {
         return Ok(Some(l));
     }
@@ -444,8 +449,8 @@ fn rebuild_in_background(
 }
 
 /// Builds the organization's index (counted under `cause`), brings it up to date and
-/// makes it the slot's. Unless `always`, an index that would push out one used more
-/// ([`Room::NotNow`]) is answered but not kept.
+/// makes it the slot's. Unless `always` or other lists wait for it, an index that would
+/// push out one used more ([`Room::NotNow`]) is answered but not kept.
 async fn build_into(
     db: &Db,
     indexes: &Indexes,
@@ -459,7 +464,8 @@ async fn build_into(
         return Ok(None);
     };
     let bytes = index.heap_bytes();
-    let room = indexes.make_room(org_id, bytes, always);
+    let busy = slot.waiting.load(Ordering::Relaxed) > 0;
+    let room = indexes.make_room(org_id, bytes, always || busy);
     if room == Room::TooLarge {
         slot.refused.store(true, Ordering::Relaxed);
         return Ok(None);
