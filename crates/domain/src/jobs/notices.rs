@@ -8,7 +8,7 @@
 //! contact address on the job. Mail is queued in the transaction of its cause (see
 //! `crate::mail`), and only when the service sends mail at all ([`Db::outgoing`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, hash_map::Entry};
 
 use super::model::{Job, JobStatus, url_of};
 use crate::{
@@ -121,13 +121,15 @@ pub(crate) async fn job_written(
     job: &Job,
 ) -> DbResult<()> {
     tell_search_engines(tx, org_id, before, Some(job)).await?;
-    went_live(tx, out, org_id, before, job).await
+    if goes_live(before, job) {
+        went_live(tx, out, &[(org_id, job)]).await?;
+    }
+    Ok(())
 }
 
 /// [`job_written`] for jobs created together in `tx` (a batch; no two with the same slug
 /// in one organization): the search engines' notices of them all with one statement,
-/// the live-jobs log of those created live with another, and each one's mail (an
-/// organization's settings read once).
+/// then what follows for those created live ([`went_live`]).
 pub(crate) async fn jobs_created(
     tx: &mut Tx,
     out: Option<&Outgoing>,
@@ -142,57 +144,40 @@ pub(crate) async fn jobs_created(
         })
         .collect();
     indexing::note_all(tx, &notes).await?;
+    let live: Vec<(OrgId, &Job)> = jobs
+        .iter()
+        .filter(|(_, job)| goes_live(None, job))
+        .copied()
+        .collect();
+    went_live(tx, out, &live).await
+}
+
+/// True when the write that turned `before` into `job` put it live.
+fn goes_live(before: Option<&Job>, job: &Job) -> bool {
+    job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active)
+}
+
+/// For `jobs` that just went live, when the service sends mail: their lines in the
+/// live-jobs log (one statement) and each one's "job is live" mail (an organization's
+/// settings read once).
+async fn went_live(tx: &mut Tx, out: Option<&Outgoing>, jobs: &[(OrgId, &Job)]) -> DbResult<()> {
     let Some(out) = out else {
         return Ok(());
     };
-    let live: Vec<(OrgId, &Job)> = jobs
-        .iter()
-        .filter(|(_, job)| job.status == JobStatus::Active)
-        .copied()
-        .collect();
-    record_live(tx, &live).await?;
+    record_live(tx, jobs).await?;
     let mut orgs: HashMap<OrgId, Option<OrgMail>> = HashMap::new();
-    for (org_id, job) in live {
+    for &(org_id, job) in jobs {
         if job.contact_email.is_none() {
             continue;
         }
-        let org = match orgs.get(&org_id) {
-            Some(org) => org.clone(),
-            None => {
-                let org = org_mail(tx, org_id).await?;
-                orgs.insert(org_id, org.clone());
-                org
-            }
-        };
-        if let Some(org) = org {
-            live_mail(tx, out, org_id, &org, job).await?;
+        if let Entry::Vacant(entry) = orgs.entry(org_id) {
+            entry.insert(org_mail(tx, org_id).await?);
+        }
+        if let Some(org) = &orgs[&org_id] {
+            live_mail(tx, out, org_id, org, job).await?;
         }
     }
     Ok(())
-}
-
-/// When the write that turned `before` into `job` put it live (and the service sends
-/// mail): its line in the live-jobs log and the "job is live" mail.
-async fn went_live(
-    tx: &mut Tx,
-    out: Option<&Outgoing>,
-    org_id: OrgId,
-    before: Option<&Job>,
-    job: &Job,
-) -> DbResult<()> {
-    let went_live =
-        job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active);
-    let (Some(out), true) = (out, went_live) else {
-        return Ok(());
-    };
-    record_live(tx, &[(org_id, job)]).await?;
-    if job.contact_email.is_none() {
-        return Ok(());
-    }
-    match org_mail(tx, org_id).await? {
-        Some(org) => live_mail(tx, out, org_id, &org, job).await,
-        None => Ok(()),
-    }
 }
 
 /// The "job is live" mail of `job` to its contact address, when it has one and its
