@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::{
     Build, Doc, Key, OrgIndex, REMOTE, STATUS_MASK, STICKY, TYPE_MASK, TYPE_SHIFT, TooLarge,
-    WINDOW, words::doc_words,
+    WINDOW,
+    words::{PackedWords, doc_words},
 };
 use crate::postings::Postings;
 
@@ -90,9 +91,9 @@ impl OrgIndex {
     /// Gives ordinal `o`, whose key was just pushed, its attributes from `doc`.
     fn attach(&mut self, o: u32, doc: &Doc) -> Result<(), TooLarge> {
         self.attrs.push(0);
-        self.cats.push(0);
-        self.locs.push(0);
-        self.salaries.push(f64::NAN);
+        self.cats.push_none();
+        self.locs.push_none();
+        self.salaries.push_none();
         self.settle();
         self.set_attributes(o, doc)
     }
@@ -213,8 +214,7 @@ impl OrgIndex {
             let t = match build.terms.get(w) {
                 Some(&t) => t,
                 None => {
-                    let t = self.postings.len() as u32;
-                    self.postings.push(Postings::new());
+                    let t = build.pending.len() as u32;
                     build.pending.push(Vec::new());
                     build.terms.insert(w.into(), t);
                     t
@@ -230,17 +230,36 @@ impl OrgIndex {
         let Some(chunk) = build.chunk.take() else {
             return;
         };
+        build.flushed = true;
+        self.postings
+            .resize_with(build.pending.len(), Postings::new);
         for (t, lows) in build.pending.iter_mut().enumerate() {
             self.postings[t].push_chunk(chunk, lows);
             lows.clear();
         }
     }
 
-    /// Ends a build made with [`OrgIndex::add_built`]: stores its last chunk, takes its
-    /// term map, and gives back the memory the growing lists kept in reserve.
+    /// Ends a build made with [`OrgIndex::add_built`]: packs the words of a build of at
+    /// most 65,536 jobs, or stores the last chunk and takes the term map, and gives back
+    /// the memory the growing lists kept in reserve.
     pub fn finish_build(&mut self, mut build: Build) {
-        self.flush(&mut build);
-        self.terms.extend(build.terms);
+        let packable = !build.flushed
+            && PackedWords::fit(
+                build.terms.len(),
+                build.terms.keys().map(|w| w.len()).sum(),
+                build.pending.iter().map(Vec::len).sum(),
+            );
+        if packable {
+            let terms = std::mem::take(&mut build.terms);
+            let words = terms
+                .into_iter()
+                .map(|(w, t)| (w, build.pending[t as usize].as_slice()))
+                .collect();
+            self.packed = PackedWords::pack(words);
+        } else {
+            self.flush(&mut build);
+            self.terms.extend(build.terms);
+        }
         for p in &mut self.postings {
             p.shrink();
         }
@@ -304,7 +323,9 @@ impl OrgIndex {
         if !countries.is_empty() {
             self.job_countries.insert(o, countries.into_boxed_slice());
         }
-        self.salaries[o as usize] = doc.salary.unwrap_or(f64::NAN);
+        let (len, capacity) = (self.keys.len(), self.keys.capacity());
+        let salary = doc.salary.unwrap_or(f64::NAN);
+        self.salaries.set(o, salary, len, capacity);
         let mut a = (status + 1) as u8;
         if let Some(t) = doc.job_type.as_deref().and_then(|t| self.type_index(t)) {
             a |= ((t + 1) as u8) << TYPE_SHIFT;
@@ -330,8 +351,8 @@ impl OrgIndex {
             self.expiry_of.insert(o, e.micros());
         }
         self.attrs[o as usize] = a;
-        self.cats[o as usize] = category;
-        self.locs[o as usize] = location;
+        self.cats.set(o, category, len, capacity);
+        self.locs.set(o, location, len, capacity);
         self.live += 1;
         Ok(())
     }
@@ -354,11 +375,11 @@ impl OrgIndex {
         if a & STICKY != 0 {
             self.sticky.remove(o);
         }
-        let c = self.cats[o as usize];
+        let c = self.cats.get(o);
         if c != 0 {
             self.categories[c as usize - 1].remove(o);
         }
-        let l = self.locs[o as usize];
+        let l = self.locs.get(o);
         if l != 0 {
             self.locations[l as usize - 1].1.remove(o);
         }
@@ -370,10 +391,11 @@ impl OrgIndex {
                 self.countries[*n as usize - 1].remove(o);
             }
         }
-        self.salaries[o as usize] = f64::NAN;
+        let (len, capacity) = (self.keys.len(), self.keys.capacity());
+        self.salaries.set(o, f64::NAN, len, capacity);
         self.attrs[o as usize] = 0;
-        self.cats[o as usize] = 0;
-        self.locs[o as usize] = 0;
+        self.cats.set(o, 0, len, capacity);
+        self.locs.set(o, 0, len, capacity);
         self.live -= 1;
     }
 

@@ -8,7 +8,7 @@ use jobboard_core::Ts;
 use super::{Found, OrgIndex, PREFIX_TERMS, Query, words::query_words};
 use crate::{
     block::{Block, block_and, block_count, block_is_empty, block_iter_desc},
-    postings::Postings,
+    postings::{Postings, SetRef},
 };
 
 impl OrgIndex {
@@ -30,13 +30,13 @@ impl OrgIndex {
             return nothing;
         }
         // Each group: a job must be in one of its sets.
-        let mut groups: Vec<Vec<&Postings>> = Vec::new();
+        let mut groups: Vec<Vec<SetRef<'_>>> = Vec::new();
         if !q.job_types.is_empty() {
             groups.push(
                 q.job_types
                     .iter()
                     .filter_map(|t| self.type_index(t))
-                    .map(|i| &self.types[i])
+                    .map(|i| SetRef::from(&self.types[i]))
                     .collect(),
             );
         }
@@ -45,7 +45,7 @@ impl OrgIndex {
                 q.categories
                     .iter()
                     .filter_map(|c| self.category_numbers.get(c))
-                    .map(|&n| &self.categories[n as usize - 1])
+                    .map(|&n| SetRef::from(&self.categories[n as usize - 1]))
                     .collect(),
             );
         }
@@ -54,13 +54,13 @@ impl OrgIndex {
                 self.locations
                     .iter()
                     .filter(|(l, _)| q.locations.iter().any(|want| l.contains(want.as_str())))
-                    .map(|(_, p)| p)
+                    .map(|(_, p)| SetRef::from(p))
                     .collect(),
             );
         }
         if let Some(c) = q.country {
             match self.country_numbers.get(c) {
-                Some(&n) => groups.push(vec![&self.countries[n as usize - 1]]),
+                Some(&n) => groups.push(vec![SetRef::from(&self.countries[n as usize - 1])]),
                 None => return nothing,
             }
         }
@@ -69,7 +69,7 @@ impl OrgIndex {
             words.iter().map(|w| self.prefix_union(w)).collect();
         for (w, union) in words.iter().zip(&unions) {
             match union {
-                Some(u) => groups.push(vec![&**u]),
+                Some(u) => groups.push(vec![SetRef::from(&**u)]),
                 None => groups.push(self.expansions(w).collect()),
             }
         }
@@ -196,7 +196,7 @@ impl OrgIndex {
                     let t = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let o = base + at * 64 + t;
-                    let reaches = self.salaries[o] >= min;
+                    let reaches = self.salaries.get(o as u32) >= min;
                     if !reaches {
                         *w &= !(1 << t);
                     }
@@ -216,12 +216,14 @@ impl OrgIndex {
         }
     }
 
-    /// The sets of the words `w` begins.
-    fn expansions<'a>(&'a self, w: &'a str) -> impl Iterator<Item = &'a Postings> + 'a {
-        self.terms
+    /// The sets of the words `w` begins (a packed word indexed again since has two).
+    fn expansions<'a>(&'a self, w: &'a str) -> impl Iterator<Item = SetRef<'a>> + 'a {
+        let kept = self
+            .terms
             .range::<str, _>((std::ops::Bound::Included(w), std::ops::Bound::Unbounded))
             .take_while(move |(t, _)| t.starts_with(w))
-            .map(|(_, &t)| &self.postings[t as usize])
+            .map(|(_, &t)| SetRef::from(&self.postings[t as usize]));
+        self.packed.expansions(w).chain(kept)
     }
 
     /// The union of the sets of the words `w` begins, when they are many (kept for the
@@ -238,7 +240,7 @@ impl OrgIndex {
             return Some(u.clone());
         }
         drop(cache);
-        let sets: Vec<&Postings> = self.expansions(w).collect();
+        let sets: Vec<SetRef<'_>> = self.expansions(w).collect();
         let mut union = Postings::new();
         let mut b: Box<Block> = Box::new([0; 1024]);
         let top = (self.keys.len() as u64).saturating_sub(1) >> 16;
@@ -355,7 +357,7 @@ impl OrgIndex {
 struct Sets<'a> {
     statuses: Vec<&'a Postings>,
     remote: Option<bool>,
-    groups: Vec<Vec<&'a Postings>>,
+    groups: Vec<Vec<SetRef<'a>>>,
     overdue: Postings,
     /// The least salary, checked job by job.
     salary_min: Option<f64>,

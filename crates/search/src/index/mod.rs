@@ -22,6 +22,7 @@
 //! [`Query`].
 
 mod build;
+mod column;
 mod find;
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,8 @@ use uuid::Uuid;
 
 use crate::postings::Postings;
 
+use column::Column;
+use words::PackedWords;
 pub use words::{for_each_word, query_words};
 
 /// A job's place in list order: `created_at` (microseconds) and id.
@@ -106,6 +109,8 @@ pub struct Build {
     terms: HashMap<Box<str>, u32>,
     pending: Vec<Vec<u16>>,
     chunk: Option<u16>,
+    /// Whether a chunk was stored (a build of ordinals past 65,536, not packed).
+    flushed: bool,
 }
 
 /// Why an organization's jobs cannot be indexed: a status the index does not name, more
@@ -172,12 +177,15 @@ pub struct OrgIndex {
     keys: Vec<Key>,
     attrs: Vec<u8>,
     /// By ordinal: the category (0: none, else its number + 1).
-    cats: Vec<u16>,
+    cats: Column<u16>,
     /// By ordinal: the location (0: none, else its number + 1).
-    locs: Vec<u32>,
+    locs: Column<u32>,
     /// By ordinal: the salary a filter compares with (NaN: none).
-    salaries: Vec<f64>,
-    /// Every word, and the number of its postings.
+    salaries: Column<f64>,
+    /// The words of a build of at most 65,536 jobs, packed with their jobs then.
+    packed: PackedWords,
+    /// Every other word (and each packed word that a job indexed later has), and the
+    /// number of its postings.
     terms: BTreeMap<Box<str>, u32>,
     postings: Vec<Postings>,
     /// By position in [`Names::statuses`] and [`Names::job_types`].
@@ -238,9 +246,10 @@ impl OrgIndex {
             names,
             keys: Vec::new(),
             attrs: Vec::new(),
-            cats: Vec::new(),
-            locs: Vec::new(),
-            salaries: Vec::new(),
+            cats: Column::new(),
+            locs: Column::new(),
+            salaries: Column::new(),
+            packed: PackedWords::default(),
             terms: BTreeMap::new(),
             postings: Vec::new(),
             statuses: names.statuses.iter().map(|_| Postings::new()).collect(),
@@ -327,9 +336,9 @@ impl OrgIndex {
         let words: usize = self.terms.keys().map(|k| k.len() + 40).sum();
         let per_ordinal = self.keys.capacity() * std::mem::size_of::<Key>()
             + self.attrs.capacity()
-            + self.cats.capacity() * 2
-            + self.locs.capacity() * 4
-            + self.salaries.capacity() * 8;
+            + self.cats.heap_bytes()
+            + self.locs.heap_bytes()
+            + self.salaries.heap_bytes();
         let maps = (self.expiring.len() + self.expiry_of.len()) * 32
             + (self.misplaced_ids.len() + self.misplaced_keys.len()) * 48
             + self
@@ -346,6 +355,7 @@ impl OrgIndex {
                 .sum::<usize>();
         sets + prefixes
             + words
+            + self.packed.heap_bytes()
             + per_ordinal
             + maps
             + self.postings.capacity() * std::mem::size_of::<Postings>()

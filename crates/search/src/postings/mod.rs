@@ -18,12 +18,15 @@
 //!   what makes common words cheap to search; it goes back to varints only once its count
 //!   falls below 1,024, so a chunk near the line does not flip at every change.
 
+mod packed;
+
 use std::{fmt, mem, slice};
 
 pub use crate::block::{
     Block, block_and, block_andnot, block_count, block_is_empty, block_iter_desc, block_or,
 };
 use crate::block::{BlockLows, bit, block_lows, word};
+pub use packed::{PackedSet, SetRef, pack_set, packed_bound, unpack_set};
 
 /// Past this many bytes of varints, a chunk is a bitset (which takes twice as many).
 const SPARSE_MAX: usize = 4096;
@@ -225,24 +228,7 @@ impl Postings {
         match self.chunk(key).map(|c| &c.data) {
             None => out.fill(0),
             Some(Data::Dense(b)) => block_and(out, b),
-            Some(Data::Sparse(bytes)) => {
-                // One pass over `out`: each word is masked with the members that fall in
-                // it, and the words between members are cleared.
-                let mut at = 0;
-                let mut mask = 0;
-                for_each_low(bytes, |v| {
-                    let w = word(v);
-                    if w != at {
-                        out[at] &= mask;
-                        out[at + 1..w].fill(0);
-                        at = w;
-                        mask = 0;
-                    }
-                    mask |= bit(v);
-                });
-                out[at] &= mask;
-                out[at + 1..].fill(0);
-            }
+            Some(Data::Sparse(bytes)) => sparse_and_into(bytes, out),
         }
     }
 
@@ -506,6 +492,26 @@ fn seek(bytes: &[u8], low: u32) -> Option<At> {
     }
 }
 
+/// Keeps in `out` only the members of varint gaps `bytes`, in one pass over `out`: each
+/// word is masked with the members that fall in it, and the words between members are
+/// cleared.
+fn sparse_and_into(bytes: &[u8], out: &mut Block) {
+    let mut at = 0;
+    let mut mask = 0;
+    for_each_low(bytes, |v| {
+        let w = word(v);
+        if w != at {
+            out[at] &= mask;
+            out[at + 1..w].fill(0);
+            at = w;
+            mask = 0;
+        }
+        mask |= bit(v);
+    });
+    out[at] &= mask;
+    out[at + 1..].fill(0);
+}
+
 /// Calls `f` with each member of varint gaps `bytes`, ascending.
 #[inline]
 fn for_each_low(bytes: &[u8], mut f: impl FnMut(u32)) {
@@ -553,6 +559,15 @@ fn varint(mut v: u32) -> ([u8; 3], usize) {
 fn push_varint(bytes: &mut Vec<u8>, v: u32) {
     let (b, n) = varint(v);
     bytes.extend_from_slice(&b[..n]);
+}
+
+/// Appends `v`, any `u32`, as a varint (up to five bytes; [`next_gap`] reads it).
+fn push_varint_u32(bytes: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        bytes.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    bytes.push(v as u8);
 }
 
 /// The varint gap stored for `low` after `prev` (the first member as itself).

@@ -400,3 +400,46 @@ fn sealing_a_chunk_keeps_its_members() {
     assert!(p.remove(1_000) == want.remove(&1_000));
     check(&p, &want, &mut rng);
 }
+
+/// Packed sets (sparse, near the line, and bitsets) hold their members and combine
+/// with a block as the same sets kept as [`Postings`] do; a packed set has no member
+/// past the first chunk.
+#[test]
+fn packed_sets_combine_as_postings_do() {
+    let mut rng = Lcg(11);
+    let mut sets = Vec::new();
+    for per_million in [0, 30, 1_000, 40_000, 62_000, 70_000, 300_000, 1_000_000] {
+        let (p, want) = build(&mut rng, 0, 65_536, per_million);
+        sets.push((p, want));
+    }
+    let (mut bytes, mut dense, mut ends) = (Vec::new(), Vec::new(), vec![0]);
+    for (_, want) in &sets {
+        let lows: Vec<u16> = want.iter().map(|&o| o as u16).collect();
+        pack_set(&lows, &mut bytes, &mut dense);
+        ends.push(bytes.len());
+    }
+    // Bitsets where a set kept as postings has one.
+    let bitsets: usize = sets.iter().map(|(p, _)| dense_chunks(p)).sum();
+    assert!(bitsets >= 2);
+    assert_eq!(dense.len(), bitsets);
+    for (i, (p, want)) in sets.iter().enumerate() {
+        let got = unpack_set(&bytes[ends[i]..ends[i + 1]], &dense);
+        assert_eq!(got.len(), want.len() as u64);
+        assert!(got.iter().eq(want.iter().copied()), "set {i}");
+        let (got, p) = (SetRef::Packed(got), SetRef::from(p));
+        for key in [0, 1] {
+            let base = noise(&mut rng);
+            for and in [false, true] {
+                let (mut x, mut y) = (base, base);
+                if and {
+                    got.and_into(key, &mut x);
+                    p.and_into(key, &mut y);
+                } else {
+                    got.or_into(key, &mut x);
+                    p.or_into(key, &mut y);
+                }
+                assert!(x == y, "set {i} key {key} and {and}");
+            }
+        }
+    }
+}
