@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::{
-    Build, Doc, Key, OrgIndex, REMOTE, STATUS_MASK, STICKY, TYPE_MASK, TYPE_SHIFT, TooLarge,
-    WINDOW,
+    Build, Doc, Key, LOOSE_MIN, LOOSE_WORD, OrgIndex, REMOTE, REPACK_JOBS, STATUS_MASK, STICKY,
+    TYPE_MASK, TYPE_SHIFT, TooLarge, WINDOW,
     words::{PackedWords, doc_words},
 };
 use crate::postings::Postings;
@@ -85,6 +85,7 @@ impl OrgIndex {
         }
         self.attach(o, doc)?;
         self.index_words(o, doc);
+        self.repack_if_loose();
         Ok(())
     }
 
@@ -162,11 +163,67 @@ impl OrgIndex {
                     let t = self.postings.len() as u32;
                     self.postings.push(Postings::new());
                     self.terms.insert(w.into_boxed_str(), t);
+                    self.loose += LOOSE_WORD;
                     t
                 }
             };
-            self.postings[t as usize].insert(o);
+            if self.postings[t as usize].insert(o) {
+                self.loose += 1;
+            }
         }
+    }
+
+    /// Packs the words of the map together with the packed ones once the map has grown
+    /// to half the packed bytes (at least [`LOOSE_MIN`]) and the index by an eighth of
+    /// its ordinals since the last packing, while it has at most [`REPACK_JOBS`]: a small
+    /// board indexed job by job then holds about what a built one does, each job paying
+    /// for about eight times its own words' share of a packing.
+    fn repack_if_loose(&mut self) {
+        let n = self.keys.len();
+        if n > REPACK_JOBS
+            || n < self.packed_at + self.packed_at / 8 + 16
+            || self.loose < LOOSE_MIN.max(self.packed.heap_bytes() / 2)
+        {
+            return;
+        }
+        let mut map: Vec<(&str, u32)> = self.terms.iter().map(|(w, &t)| (&**w, t)).collect();
+        map.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut map = map.into_iter().peekable();
+        let mut words: Vec<(Box<str>, Vec<u16>)> = Vec::new();
+        let loose = |t: u32| self.postings[t as usize].iter().map(|o| o as u16);
+        for (w, mut lows) in self.packed.words() {
+            while let Some(&(m, t)) = map.peek()
+                && m < &*w
+            {
+                words.push((m.into(), loose(t).collect()));
+                map.next();
+            }
+            if let Some(&(m, t)) = map.peek()
+                && m == &*w
+            {
+                lows.extend(loose(t));
+                lows.sort_unstable();
+                lows.dedup();
+                map.next();
+            }
+            words.push((w, lows));
+        }
+        words.extend(map.map(|(m, t)| (m.into(), loose(t).collect())));
+        let text = words.iter().map(|(w, _)| w.len()).sum();
+        let members = words.iter().map(|(_, l)| l.len()).sum();
+        if !PackedWords::fit(words.len(), text, members) {
+            return;
+        }
+        self.packed = PackedWords::pack(
+            words
+                .iter()
+                .map(|(w, l)| (w.clone(), l.as_slice()))
+                .collect(),
+        );
+        self.terms = Default::default();
+        self.postings = Vec::new();
+        self.loose = 0;
+        self.packed_at = n;
     }
 
     /// Adds ordinal `o`, which has word `w`, to the kept unions of the prefixes of `w`.

@@ -49,6 +49,16 @@ pub type Key = (i64, Uuid);
 /// place; beyond that it is misplaced.
 const WINDOW: usize = 4096;
 
+/// An index of at most this many ordinals packs its words again as jobs come (in
+/// `build.rs`); a packing takes a few milliseconds at this size.
+const REPACK_JOBS: usize = 16_384;
+
+/// What the words' map holds beyond the packed words before they are packed again, at
+/// least, in the units of `loose`: about bytes (a word in the map about 100, an ordinal
+/// of a word's set about one).
+const LOOSE_MIN: usize = 16_384;
+const LOOSE_WORD: usize = 100;
+
 /// A search word that begins at least this many words is answered from the union of
 /// their sets, made once and kept (see [`OrgIndex::prefix_union`]).
 const PREFIX_TERMS: usize = 8;
@@ -187,6 +197,10 @@ pub struct OrgIndex {
     /// Every other word (and each packed word that a job indexed later has), and the
     /// number of its postings.
     terms: BTreeMap<Box<str>, u32>,
+    /// About the bytes the map took since the words were last packed, and how many
+    /// ordinals there were then.
+    loose: usize,
+    packed_at: usize,
     postings: Vec<Postings>,
     /// By position in [`Names::statuses`] and [`Names::job_types`].
     statuses: Vec<Postings>,
@@ -251,6 +265,8 @@ impl OrgIndex {
             salaries: Column::new(),
             packed: PackedWords::default(),
             terms: BTreeMap::new(),
+            loose: 0,
+            packed_at: 0,
             postings: Vec::new(),
             statuses: names.statuses.iter().map(|_| Postings::new()).collect(),
             types: names.job_types.iter().map(|_| Postings::new()).collect(),

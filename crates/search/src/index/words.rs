@@ -181,6 +181,28 @@ impl PackedWords {
         })
     }
 
+    /// Every word, in order, with its ordinals.
+    pub(super) fn words(&self) -> impl Iterator<Item = (Box<str>, Vec<u16>)> + '_ {
+        let mut at = 0;
+        let mut word: Vec<u8> = Vec::new();
+        std::iter::from_fn(move || {
+            if at >= self.bytes.len() {
+                return None;
+            }
+            let shared = read_len(&self.bytes, &mut at);
+            let n = read_len(&self.bytes, &mut at);
+            word.truncate(shared);
+            word.extend_from_slice(&self.bytes[at..at + n]);
+            at += n;
+            let len = read_len(&self.bytes, &mut at);
+            let set = unpack_set(&self.bytes[at..at + len], &self.dense);
+            at += len;
+            // Whole words were written, so the bytes are a word's.
+            let w = String::from_utf8_lossy(&word).into();
+            Some((w, set.lows()))
+        })
+    }
+
     /// The bytes held on the heap.
     pub(super) fn heap_bytes(&self) -> usize {
         self.bytes.len()

@@ -38,7 +38,8 @@ const DENSE_MIN: u32 = 1024;
 /// A set of `u32` ordinals, stored as chunks of 65,536 (see the module documentation).
 #[derive(Clone, Default)]
 pub struct Postings {
-    /// Non-empty chunks, ascending by key.
+    /// Non-empty chunks, ascending by key, in exactly the room they take (most sets
+    /// have one; a chunk is added once per 65,536 ordinals at most).
     chunks: Vec<Chunk>,
 }
 
@@ -75,6 +76,7 @@ impl Postings {
             Some(last) if last.key == key => return last.insert(low),
             Some(last) if last.key > key => {}
             _ => {
+                self.chunks.reserve_exact(1);
                 self.chunks.push(Chunk::one(key, low));
                 return true;
             }
@@ -123,6 +125,7 @@ impl Postings {
             }
             Data::Sparse(bytes)
         };
+        self.chunks.reserve_exact(1);
         self.chunks.push(Chunk {
             key,
             max,
@@ -152,6 +155,7 @@ impl Postings {
             }
             size += varint(u32::from(next.unwrap_or(0))).1;
             if size > SPARSE_MAX {
+                self.chunks.reserve_exact(1);
                 self.chunks.push(Chunk {
                     key,
                     max,

@@ -96,14 +96,13 @@ impl PackedSet<'_> {
     }
 
     /// The members, ascending.
-    #[cfg(test)]
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+    pub fn lows(&self) -> Vec<u16> {
         let mut out = Vec::with_capacity(self.len as usize);
         match self.data {
-            PackedData::Sparse(bytes) => for_each_low(bytes, |v| out.push(v)),
-            PackedData::Dense(b) => out.extend(crate::block::block_lows(b).map(u32::from)),
+            PackedData::Sparse(bytes) => for_each_low(bytes, |v| out.push(v as u16)),
+            PackedData::Dense(b) => out.extend(crate::block::block_lows(b)),
         }
-        out.into_iter()
+        out
     }
 }
 
