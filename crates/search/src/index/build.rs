@@ -186,9 +186,8 @@ impl OrgIndex {
         {
             return;
         }
-        let mut map: Vec<(&str, u32)> = self.terms.iter().map(|(w, &t)| (&**w, t)).collect();
-        map.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut map = map.into_iter().peekable();
+        // Both in word order: merged as they come.
+        let mut map = self.terms.iter().map(|(w, &t)| (&**w, t)).peekable();
         let mut words: Vec<(Box<str>, Vec<u16>)> = Vec::new();
         let loose = |t: u32| self.postings[t as usize].iter().map(|o| o as u16);
         for (w, mut lows) in self.packed.words() {
@@ -211,6 +210,7 @@ impl OrgIndex {
         words.extend(map.map(|(m, t)| (m.into(), loose(t).collect())));
         let text = words.iter().map(|(w, _)| w.len()).sum();
         let members = words.iter().map(|(_, l)| l.len()).sum();
+        self.packed_at = n;
         if !PackedWords::fit(words.len(), text, members) {
             return;
         }
@@ -223,7 +223,6 @@ impl OrgIndex {
         self.terms = Default::default();
         self.postings = Vec::new();
         self.loose = 0;
-        self.packed_at = n;
     }
 
     /// Adds ordinal `o`, which has word `w`, to the kept unions of the prefixes of `w`.
