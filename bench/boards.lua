@@ -3,7 +3,9 @@
 -- per line) with a skew: the board on line r is drawn in proportion to 1 / r^BOARDS_SKEW
 -- (1.0 when unset: a few boards take much of the traffic, every board some). Paths are
 -- split between wrk's threads as in bench/search_mix.lua (WRK_THREADS, from line
--- SEARCH_MIX_START). Prints report.lua's RESULT line at the end.
+-- SEARCH_MIX_START). With BOARDS_IN_PATH set, the line drawn replaces `{org}` in the
+-- path instead of being sent as the key (bench/datasette.sh: organization ids). Prints
+-- report.lua's RESULT line at the end.
 dofile(os.getenv("BENCH_DIR") .. "/report.lua")
 
 local paths, keys, cdf = {}, {}, {}
@@ -34,8 +36,13 @@ local function board()
   return lo
 end
 
+local in_path = os.getenv("BOARDS_IN_PATH")
+
 function request()
   local p = paths[(i % #paths) + 1]
   i = i + step
+  if in_path then
+    return wrk.format(nil, (p:gsub("{org}", keys[board()])))
+  end
   return wrk.format(nil, p, { ["x-api-key"] = keys[board()], ["Cache-Control"] = "no-cache" })
 end

@@ -75,7 +75,7 @@ const RESTART: usize = 16;
 /// the build, in one buffer: about 40 bytes a word for a board of a thousand jobs, where
 /// a map of words to [`crate::postings::Postings`] takes 130. Read-only: jobs indexed
 /// later put their words in the index's map, where a word may then be too (its sets are
-/// joined).
+/// joined), until a small index packs them all again.
 ///
 /// The words are sorted, each written as the bytes it shares with the one before and
 /// the rest (every [`RESTART`]th word whole, where a lookup may begin), followed by its
