@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{
     Build, Doc, Key, LOOSE_MIN, LOOSE_WORD, OrgIndex, REMOTE, REPACK_JOBS, STATUS_MASK, STICKY,
-    TYPE_MASK, TYPE_SHIFT, TooLarge, WINDOW,
+    TAIL_MAX, TAIL_POSTING, TYPE_MASK, TYPE_SHIFT, TooLarge, WINDOW,
     words::{PackedWords, doc_words},
 };
 use crate::postings::Postings;
@@ -151,12 +151,23 @@ impl OrgIndex {
         let mut buf = Vec::new();
         let n = doc_words(doc, &mut buf);
         let words = &buf[..n];
+        // The packed words' numbers: their sets take the job in the packed words' tail.
+        let mut packed = Vec::new();
         for (i, w) in words.iter().enumerate() {
             if i > 0 && *w == words[i - 1] {
                 continue;
             }
+            self.add_to_prefixes(w, o);
+            // Each job rewrites the tail: it takes jobs while it is short and packing
+            // again empties it.
+            if (o as usize) < REPACK_JOBS
+                && self.packed.tail_len() < TAIL_MAX
+                && let Some(p) = self.packed.find(w)
+            {
+                packed.push(p);
+                continue;
+            }
             let w = w.clone();
-            self.add_to_prefixes(&w, o);
             let t = match self.terms.get(w.as_str()) {
                 Some(&t) => t,
                 None => {
@@ -170,6 +181,10 @@ impl OrgIndex {
             if self.postings[t as usize].insert(o) {
                 self.loose += 1;
             }
+        }
+        if !packed.is_empty() {
+            self.loose += TAIL_POSTING * packed.len();
+            self.packed.add_job(&mut packed, o as u16);
         }
     }
 

@@ -53,11 +53,16 @@ const WINDOW: usize = 4096;
 /// `build.rs`); a packing takes about 10 ms at this size (1,000 jobs: about 2).
 const REPACK_JOBS: usize = 16_384;
 
-/// What the words' map holds beyond the packed words before they are packed again, at
-/// least, in the units of `loose`: about bytes (a word in the map about 100, an ordinal
-/// of a word's set about one).
+/// What the words' map and the packed words' tail hold beyond the packed words before
+/// they are packed again, at least, in the units of `loose`: about bytes (a word in the
+/// map about 100, an ordinal of a word's set in the map about one, in the tail six).
 const LOOSE_MIN: usize = 16_384;
 const LOOSE_WORD: usize = 100;
+const TAIL_POSTING: usize = 6;
+
+/// The most ordinals the packed words' tail holds (each job indexed rewrites it: at most
+/// 96 KiB); past it, words go to the map.
+const TAIL_MAX: usize = 16_384;
 
 /// A search word that begins at least this many words is answered from the union of
 /// their sets, made once and kept (see [`OrgIndex::prefix_union`]).

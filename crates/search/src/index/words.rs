@@ -87,6 +87,10 @@ pub(super) struct PackedWords {
     restarts: Box<[u32]>,
     /// The sets kept as bitsets.
     dense: Box<[Box<Block>]>,
+    /// Jobs indexed since, with packed words: word numbers and ordinals, sorted by both
+    /// (six bytes a job's word, where the map takes a word about 190).
+    tail_words: Vec<u32>,
+    tail_lows: Vec<u16>,
 }
 
 impl PackedWords {
@@ -128,6 +132,8 @@ impl PackedWords {
             bytes: bytes.into_boxed_slice(),
             restarts: restarts.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
+            tail_words: Vec::new(),
+            tail_lows: Vec::new(),
         }
     }
 
@@ -139,11 +145,23 @@ impl PackedWords {
         &self.bytes[at..at + n]
     }
 
-    /// The sets of the words that `w` begins.
-    pub(super) fn expansions<'a>(&'a self, w: &'a str) -> impl Iterator<Item = SetRef<'a>> + 'a {
-        let w = w.as_bytes();
-        // The first restart at or after `w`; the words that `w` begins start in the
-        // block before it (or at it).
+    /// The entry at `*at`: its word made from `word` (the one before), and its set's
+    /// bytes; moves past it.
+    fn entry(&self, at: &mut usize, word: &mut Vec<u8>) -> (usize, usize) {
+        let shared = read_len(&self.bytes, at);
+        let n = read_len(&self.bytes, at);
+        word.truncate(shared);
+        word.extend_from_slice(&self.bytes[*at..*at + n]);
+        *at += n;
+        let len = read_len(&self.bytes, at);
+        *at += len;
+        (*at - len, *at)
+    }
+
+    /// Where to start reading for the words at or after `w`: the entry and its number.
+    fn seek(&self, w: &[u8]) -> (usize, usize) {
+        // The first restart at or after `w`; the words from `w` on start in the block
+        // before it (or at it).
         let (mut lo, mut hi) = (0, self.restarts.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -153,21 +171,83 @@ impl PackedWords {
                 hi = mid;
             }
         }
-        let mut at = match lo {
-            0 => 0,
-            r => self.restarts[r - 1] as usize,
-        };
+        match lo {
+            0 => (0, 0),
+            r => (self.restarts[r - 1] as usize, (r - 1) * RESTART),
+        }
+    }
+
+    /// The ordinals of word number `i` indexed since the packing.
+    fn tail(&self, i: usize) -> &[u16] {
+        let i = i as u32;
+        let start = self.tail_words.partition_point(|&x| x < i);
+        let end = start + self.tail_words[start..].partition_point(|&x| x == i);
+        &self.tail_lows[start..end]
+    }
+
+    /// The number of word `w`, when it is packed.
+    pub(super) fn find(&self, w: &str) -> Option<u32> {
+        let w = w.as_bytes();
+        let (mut at, mut i) = self.seek(w);
+        let mut word = Vec::new();
+        while at < self.bytes.len() {
+            self.entry(&mut at, &mut word);
+            match word.as_slice().cmp(w) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Equal => return Some(i as u32),
+                std::cmp::Ordering::Greater => return None,
+            }
+        }
+        None
+    }
+
+    /// How many ordinals the tail holds.
+    pub(super) fn tail_len(&self) -> usize {
+        self.tail_lows.len()
+    }
+
+    /// Adds ordinal `low`, above every ordinal of the words, to the packed words
+    /// numbered `words` (a job indexed after the packing).
+    pub(super) fn add_job(&mut self, words: &mut [u32], low: u16) {
+        words.sort_unstable();
+        let n = self.tail_words.len() + words.len();
+        let (mut old_words, mut old_lows) =
+            (Vec::with_capacity(n + n / 8), Vec::with_capacity(n + n / 8));
+        std::mem::swap(&mut old_words, &mut self.tail_words);
+        std::mem::swap(&mut old_lows, &mut self.tail_lows);
+        // Merged by word; `low` is the largest ordinal, so it goes last in its word.
+        let mut new = words.iter().peekable();
+        for (w, l) in old_words.into_iter().zip(old_lows) {
+            while let Some(&&x) = new.peek()
+                && x < w
+            {
+                self.tail_words.push(x);
+                self.tail_lows.push(low);
+                new.next();
+            }
+            self.tail_words.push(w);
+            self.tail_lows.push(l);
+        }
+        for &x in new {
+            self.tail_words.push(x);
+            self.tail_lows.push(low);
+        }
+    }
+
+    /// The sets of the words that `w` begins: each packed set, and its ordinals
+    /// indexed since.
+    pub(super) fn expansions<'a>(&'a self, w: &'a str) -> impl Iterator<Item = SetRef<'a>> + 'a {
+        let w = w.as_bytes();
+        let (mut at, mut i) = self.seek(w);
         let mut word: Vec<u8> = Vec::new();
+        let mut since: Option<&'a [u16]> = None;
         std::iter::from_fn(move || {
+            if let Some(l) = since.take() {
+                return Some(SetRef::Lows(l));
+            }
             while at < self.bytes.len() {
-                let shared = read_len(&self.bytes, &mut at);
-                let n = read_len(&self.bytes, &mut at);
-                word.truncate(shared);
-                word.extend_from_slice(&self.bytes[at..at + n]);
-                at += n;
-                let len = read_len(&self.bytes, &mut at);
-                let set = &self.bytes[at..at + len];
-                at += len;
+                let (start, end) = self.entry(&mut at, &mut word);
+                i += 1;
                 if word.as_slice() < w {
                     continue;
                 }
@@ -175,31 +255,33 @@ impl PackedWords {
                     at = self.bytes.len();
                     return None;
                 }
-                return Some(SetRef::Packed(unpack_set(set, &self.dense)));
+                let tail = self.tail(i - 1);
+                since = (!tail.is_empty()).then_some(tail);
+                return Some(SetRef::Packed(unpack_set(
+                    &self.bytes[start..end],
+                    &self.dense,
+                )));
             }
             None
         })
     }
 
-    /// Every word, in order, with its ordinals.
+    /// Every word, in order, with its ordinals (packed and since).
     pub(super) fn words(&self) -> impl Iterator<Item = (Box<str>, Vec<u16>)> + '_ {
         let mut at = 0;
+        let mut i = 0;
         let mut word: Vec<u8> = Vec::new();
         std::iter::from_fn(move || {
             if at >= self.bytes.len() {
                 return None;
             }
-            let shared = read_len(&self.bytes, &mut at);
-            let n = read_len(&self.bytes, &mut at);
-            word.truncate(shared);
-            word.extend_from_slice(&self.bytes[at..at + n]);
-            at += n;
-            let len = read_len(&self.bytes, &mut at);
-            let set = unpack_set(&self.bytes[at..at + len], &self.dense);
-            at += len;
+            let (start, end) = self.entry(&mut at, &mut word);
+            let mut lows = unpack_set(&self.bytes[start..end], &self.dense).lows();
+            lows.extend_from_slice(self.tail(i));
+            i += 1;
             // Whole words were written, so the bytes are a word's.
             let w = String::from_utf8_lossy(&word).into();
-            Some((w, set.lows()))
+            Some((w, lows))
         })
     }
 
@@ -207,6 +289,8 @@ impl PackedWords {
     pub(super) fn heap_bytes(&self) -> usize {
         self.bytes.len()
             + self.restarts.len() * 4
+            + self.tail_words.capacity() * 4
+            + self.tail_lows.capacity() * 2
             + self.dense.len() * (std::mem::size_of::<Block>() + 8)
     }
 }

@@ -30,6 +30,8 @@ enum PackedData<'a> {
 pub enum SetRef<'a> {
     Postings(&'a Postings),
     Packed(PackedSet<'a>),
+    /// Ordinals below 65,536, ascending and distinct.
+    Lows(&'a [u16]),
 }
 
 /// How many bytes sets of `members` members in all take at most when packed.
@@ -112,6 +114,7 @@ impl SetRef<'_> {
         match self {
             SetRef::Postings(p) => p.len(),
             SetRef::Packed(p) => p.len(),
+            SetRef::Lows(l) => l.len() as u64,
         }
     }
 
@@ -124,11 +127,16 @@ impl SetRef<'_> {
     pub fn or_into(&self, key: u16, out: &mut Block) {
         match self {
             SetRef::Postings(p) => p.or_into(key, out),
-            SetRef::Packed(_) if key != 0 => {}
+            SetRef::Packed(_) | SetRef::Lows(_) if key != 0 => {}
             SetRef::Packed(p) => match p.data {
                 PackedData::Sparse(bytes) => for_each_low(bytes, |v| out[word(v)] |= bit(v)),
                 PackedData::Dense(b) => block_or(out, b),
             },
+            SetRef::Lows(l) => {
+                for &v in *l {
+                    out[word(v.into())] |= bit(v.into());
+                }
+            }
         }
     }
 
@@ -136,11 +144,29 @@ impl SetRef<'_> {
     pub fn and_into(&self, key: u16, out: &mut Block) {
         match self {
             SetRef::Postings(p) => p.and_into(key, out),
-            SetRef::Packed(_) if key != 0 => out.fill(0),
+            SetRef::Packed(_) | SetRef::Lows(_) if key != 0 => out.fill(0),
             SetRef::Packed(p) => match p.data {
                 PackedData::Sparse(bytes) => sparse_and_into(bytes, out),
                 PackedData::Dense(b) => block_and(out, b),
             },
+            SetRef::Lows(l) => {
+                // As a sparse chunk: each word masked with its members, those between
+                // members cleared.
+                let mut at = 0;
+                let mut mask = 0;
+                for &v in *l {
+                    let w = word(v.into());
+                    if w != at {
+                        out[at] &= mask;
+                        out[at + 1..w].fill(0);
+                        at = w;
+                        mask = 0;
+                    }
+                    mask |= bit(v.into());
+                }
+                out[at] &= mask;
+                out[at + 1..].fill(0);
+            }
         }
     }
 }

@@ -401,9 +401,9 @@ fn sealing_a_chunk_keeps_its_members() {
     check(&p, &want, &mut rng);
 }
 
-/// Packed sets (sparse, near the line, and bitsets) hold their members and combine
-/// with a block as the same sets kept as [`Postings`] do; a packed set has no member
-/// past the first chunk.
+/// Packed sets (sparse, near the line, and bitsets), and sets given as slices of
+/// ordinals, hold their members and combine with a block as the same sets kept as
+/// [`Postings`] do; neither has a member past the first chunk.
 #[test]
 fn packed_sets_combine_as_postings_do() {
     let mut rng = Lcg(11);
@@ -432,19 +432,24 @@ fn packed_sets_combine_as_postings_do() {
                 .eq(want.iter().copied()),
             "set {i}"
         );
-        let (got, p) = (SetRef::Packed(got), SetRef::from(p));
-        for key in [0, 1] {
-            let base = noise(&mut rng);
-            for and in [false, true] {
-                let (mut x, mut y) = (base, base);
-                if and {
-                    got.and_into(key, &mut x);
-                    p.and_into(key, &mut y);
-                } else {
-                    got.or_into(key, &mut x);
-                    p.or_into(key, &mut y);
+        let lows = got.lows();
+        let p = SetRef::from(p);
+        // Packed, and as a slice of ordinals (a packed word's jobs indexed since).
+        for got in [SetRef::Packed(got), SetRef::Lows(&lows)] {
+            assert_eq!(got.len(), want.len() as u64);
+            for key in [0, 1] {
+                let base = noise(&mut rng);
+                for and in [false, true] {
+                    let (mut x, mut y) = (base, base);
+                    if and {
+                        got.and_into(key, &mut x);
+                        p.and_into(key, &mut y);
+                    } else {
+                        got.or_into(key, &mut x);
+                        p.or_into(key, &mut y);
+                    }
+                    assert!(x == y, "set {i} key {key} and {and}");
                 }
-                assert!(x == y, "set {i} key {key} and {and}");
             }
         }
     }
