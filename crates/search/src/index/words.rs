@@ -73,9 +73,10 @@ const RESTART: usize = 16;
 
 /// The words of a built index of at most 65,536 jobs, each with the jobs that had it at
 /// the build, in one buffer: about 40 bytes a word for a board of a thousand jobs, where
-/// a map of words to [`crate::postings::Postings`] takes 130. Read-only: jobs indexed
-/// later put their words in the index's map, where a word may then be too (its sets are
-/// joined), until a small index packs them all again.
+/// a map of words to [`crate::postings::Postings`] takes 130. The packed sets are
+/// read-only: a job indexed later puts its packed words' ordinals in the tail (while it
+/// is short) and its other words in the index's map, where a packed word may then be too
+/// (a search joins its sets), until a small index packs them all again.
 ///
 /// The words are sorted, each written as the bytes it shares with the one before and
 /// the rest (every [`RESTART`]th word whole, where a lookup may begin), followed by its
