@@ -229,12 +229,7 @@ impl OrgIndex {
         if !PackedWords::fit(words.len(), text, members) {
             return;
         }
-        self.packed = PackedWords::pack(
-            words
-                .iter()
-                .map(|(w, l)| (w.clone(), l.as_slice()))
-                .collect(),
-        );
+        self.packed = PackedWords::pack(words);
         self.terms = Default::default();
         self.postings = Vec::new();
         self.loose = 0;

@@ -3,7 +3,7 @@
 use super::Doc;
 use crate::{
     block::Block,
-    postings::{SetRef, pack_set, packed_bound, unpack_set},
+    postings::{SetRef, pack_set, packed_bound, push_varint_u32, read_varint, unpack_set},
 };
 
 /// The words of `text` as the index and the searches see them: runs of letters and
@@ -104,7 +104,7 @@ impl PackedWords {
 
     /// Packs `words` (distinct, any order; [`PackedWords::fit`] says they fit), each
     /// with its ordinals (ascending, below 65,536).
-    pub(super) fn pack(mut words: Vec<(Box<str>, &[u16])>) -> PackedWords {
+    pub(super) fn pack<L: AsRef<[u16]>>(mut words: Vec<(Box<str>, L)>) -> PackedWords {
         words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut bytes = Vec::new();
         let mut restarts = Vec::with_capacity(words.len().div_ceil(RESTART));
@@ -120,7 +120,7 @@ impl PackedWords {
                 w.iter().zip(prev).take_while(|(a, b)| a == b).count()
             };
             set.clear();
-            pack_set(lows, &mut set, &mut dense);
+            pack_set(lows.as_ref(), &mut set, &mut dense);
             for n in [shared, w.len() - shared] {
                 push_len(&mut bytes, n);
             }
@@ -296,26 +296,12 @@ impl PackedWords {
     }
 }
 
-/// Appends a length as a varint.
-fn push_len(bytes: &mut Vec<u8>, mut n: usize) {
-    while n >= 0x80 {
-        bytes.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    bytes.push(n as u8);
+/// Appends a length (below 2^32: [`PackedWords::fit`]) as a varint.
+fn push_len(bytes: &mut Vec<u8>, n: usize) {
+    push_varint_u32(bytes, n as u32);
 }
 
 /// Reads a length written by [`push_len`] at `*at`, and moves past it.
 fn read_len(bytes: &[u8], at: &mut usize) -> usize {
-    let mut n = 0;
-    let mut shift = 0;
-    while let Some(&b) = bytes.get(*at) {
-        *at += 1;
-        n |= usize::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            break;
-        }
-        shift += 7;
-    }
-    n
+    read_varint(bytes, at) as usize
 }

@@ -104,25 +104,12 @@ impl Postings {
             }
             return;
         }
-        let mut size = 0;
-        let mut prev: Option<u16> = None;
-        for &low in lows {
-            size += varint(gap(prev, low)).1;
-            prev = Some(low);
-        }
+        let size = sparse_size(lows);
         let data = if size > SPARSE_MAX {
-            let mut b: Box<Block> = Box::new([0; 1024]);
-            for &low in lows {
-                b[usize::from(low) / 64] |= 1 << (low % 64);
-            }
-            Data::Dense(b)
+            Data::Dense(block_of(lows))
         } else {
             let mut bytes = Vec::with_capacity(size);
-            let mut prev: Option<u16> = None;
-            for &low in lows {
-                push_varint(&mut bytes, gap(prev, low));
-                prev = Some(low);
-            }
+            push_sparse(&mut bytes, lows);
             Data::Sparse(bytes)
         };
         self.chunks.reserve_exact(1);
@@ -219,29 +206,24 @@ impl Postings {
 
     /// Sets in `out` the bits of the members of chunk `key` (nothing when it is absent).
     pub fn or_into(&self, key: u16, out: &mut Block) {
-        match self.chunk(key).map(|c| &c.data) {
-            None => {}
-            Some(Data::Dense(b)) => block_or(out, b),
-            Some(Data::Sparse(bytes)) => for_each_low(bytes, |v| out[word(v)] |= bit(v)),
+        if let Some(c) = self.chunk(key) {
+            c.data().or_into(out);
         }
     }
 
     /// Keeps in `out` only the bits of members of chunk `key` (clears `out` when it is
     /// absent).
     pub fn and_into(&self, key: u16, out: &mut Block) {
-        match self.chunk(key).map(|c| &c.data) {
+        match self.chunk(key) {
             None => out.fill(0),
-            Some(Data::Dense(b)) => block_and(out, b),
-            Some(Data::Sparse(bytes)) => sparse_and_into(bytes, out),
+            Some(c) => c.data().and_into(out),
         }
     }
 
     /// Clears in `out` the bits of the members of chunk `key`.
     pub fn andnot_into(&self, key: u16, out: &mut Block) {
-        match self.chunk(key).map(|c| &c.data) {
-            None => {}
-            Some(Data::Dense(b)) => block_andnot(out, b),
-            Some(Data::Sparse(bytes)) => for_each_low(bytes, |v| out[word(v)] &= !bit(v)),
+        if let Some(c) = self.chunk(key) {
+            c.data().andnot_into(out);
         }
     }
 
@@ -434,13 +416,98 @@ impl Chunk {
     }
 
     fn lows(&self) -> Lows<'_> {
+        self.data().lows()
+    }
+
+    fn data(&self) -> ChunkData<'_> {
         match &self.data {
-            Data::Sparse(bytes) => Lows::Sparse {
+            Data::Sparse(bytes) => ChunkData::Sparse(bytes),
+            Data::Dense(b) => ChunkData::Dense(b),
+        }
+    }
+}
+
+/// A chunk's members as stored (a [`Postings`] chunk's, or a set [`pack_set`] packed),
+/// borrowed: what a query combines with a block.
+#[derive(Debug, Clone, Copy)]
+enum ChunkData<'a> {
+    Sparse(&'a [u8]),
+    Dense(&'a Block),
+}
+
+impl<'a> ChunkData<'a> {
+    /// `out |= self`.
+    fn or_into(self, out: &mut Block) {
+        match self {
+            ChunkData::Dense(b) => block_or(out, b),
+            ChunkData::Sparse(bytes) => for_each_low(bytes, |v| out[word(v)] |= bit(v)),
+        }
+    }
+
+    /// `out &= self`.
+    fn and_into(self, out: &mut Block) {
+        match self {
+            ChunkData::Dense(b) => block_and(out, b),
+            ChunkData::Sparse(bytes) => {
+                let mut keep = Keep::new(out);
+                for_each_low(bytes, |v| keep.member(v));
+                keep.finish();
+            }
+        }
+    }
+
+    /// `out &= !self`.
+    fn andnot_into(self, out: &mut Block) {
+        match self {
+            ChunkData::Dense(b) => block_andnot(out, b),
+            ChunkData::Sparse(bytes) => for_each_low(bytes, |v| out[word(v)] &= !bit(v)),
+        }
+    }
+
+    /// The members, ascending.
+    fn lows(self) -> Lows<'a> {
+        match self {
+            ChunkData::Sparse(bytes) => Lows::Sparse {
                 bytes: bytes.iter(),
                 next: 0,
             },
-            Data::Dense(b) => Lows::Dense(block_lows(b)),
+            ChunkData::Dense(b) => Lows::Dense(block_lows(b)),
         }
+    }
+}
+
+/// `out &=` a set given member by member, ascending, in one pass over `out`: each word
+/// is masked with the members that fall in it, and the words between members cleared.
+struct Keep<'a> {
+    out: &'a mut Block,
+    at: usize,
+    mask: u64,
+}
+
+impl<'a> Keep<'a> {
+    fn new(out: &'a mut Block) -> Keep<'a> {
+        Keep {
+            out,
+            at: 0,
+            mask: 0,
+        }
+    }
+
+    #[inline]
+    fn member(&mut self, v: u32) {
+        let w = word(v);
+        if w != self.at {
+            self.out[self.at] &= self.mask;
+            self.out[self.at + 1..w].fill(0);
+            self.at = w;
+            self.mask = 0;
+        }
+        self.mask |= bit(v);
+    }
+
+    fn finish(self) {
+        self.out[self.at] &= self.mask;
+        self.out[self.at + 1..].fill(0);
     }
 }
 
@@ -496,24 +563,38 @@ fn seek(bytes: &[u8], low: u32) -> Option<At> {
     }
 }
 
-/// Keeps in `out` only the members of varint gaps `bytes`, in one pass over `out`: each
-/// word is masked with the members that fall in it, and the words between members are
-/// cleared.
-fn sparse_and_into(bytes: &[u8], out: &mut Block) {
-    let mut at = 0;
-    let mut mask = 0;
-    for_each_low(bytes, |v| {
-        let w = word(v);
-        if w != at {
-            out[at] &= mask;
-            out[at + 1..w].fill(0);
-            at = w;
-            mask = 0;
-        }
-        mask |= bit(v);
-    });
-    out[at] &= mask;
-    out[at + 1..].fill(0);
+/// How many bytes `lows` (ascending, distinct) take as varint gaps.
+fn sparse_size(lows: &[u16]) -> usize {
+    let mut size = 0;
+    let mut prev: Option<u16> = None;
+    for &low in lows {
+        size += varint(gap(prev, low)).1;
+        prev = Some(low);
+    }
+    size
+}
+
+/// Appends `lows` (ascending, distinct) as varint gaps.
+fn push_sparse(bytes: &mut Vec<u8>, lows: &[u16]) {
+    let mut prev: Option<u16> = None;
+    for &low in lows {
+        push_varint(bytes, gap(prev, low));
+        prev = Some(low);
+    }
+}
+
+/// Sets in `out` the bits of `lows`.
+fn set_bits(out: &mut Block, lows: &[u16]) {
+    for &low in lows {
+        out[word(low.into())] |= bit(low.into());
+    }
+}
+
+/// `lows` as a bitset.
+fn block_of(lows: &[u16]) -> Box<Block> {
+    let mut b: Box<Block> = Box::new([0; 1024]);
+    set_bits(&mut b, lows);
+    b
 }
 
 /// Calls `f` with each member of varint gaps `bytes`, ascending.
@@ -565,8 +646,17 @@ fn push_varint(bytes: &mut Vec<u8>, v: u32) {
     bytes.extend_from_slice(&b[..n]);
 }
 
+/// Reads the varint at `*at` of `bytes` (as [`next_gap`] does; 0 past the end), and
+/// moves past it.
+pub(crate) fn read_varint(bytes: &[u8], at: &mut usize) -> u32 {
+    let mut rest = bytes[*at..].iter();
+    let v = next_gap(&mut rest).unwrap_or(0);
+    *at = bytes.len() - rest.len();
+    v
+}
+
 /// Appends `v`, any `u32`, as a varint (up to five bytes; [`next_gap`] reads it).
-fn push_varint_u32(bytes: &mut Vec<u8>, mut v: u32) {
+pub(crate) fn push_varint_u32(bytes: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {
         bytes.push((v as u8) | 0x80);
         v >>= 7;

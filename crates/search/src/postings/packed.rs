@@ -8,21 +8,15 @@
 //! and a header of one to three bytes.
 
 use super::{
-    Block, Postings, SPARSE_MAX, bit, block_and, block_or, for_each_low, next_gap, push_varint,
-    push_varint_u32, sparse_and_into, word,
+    Block, ChunkData, Keep, Postings, SPARSE_MAX, block_of, next_gap, push_sparse, push_varint_u32,
+    set_bits, sparse_size,
 };
 
 /// A set packed by [`pack_set`], read where it starts.
 #[derive(Debug, Clone, Copy)]
 pub struct PackedSet<'a> {
     len: u32,
-    data: PackedData<'a>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum PackedData<'a> {
-    Sparse(&'a [u8]),
-    Dense(&'a Block),
+    data: ChunkData<'a>,
 }
 
 /// A set to combine, wherever it is kept.
@@ -44,30 +38,14 @@ pub fn packed_bound(sets: usize, members: usize) -> usize {
 /// then the number of its bitset, pushed on `dense`, when the varints would pass
 /// [`SPARSE_MAX`].
 pub fn pack_set(lows: &[u16], bytes: &mut Vec<u8>, dense: &mut Vec<Box<Block>>) {
-    let size: usize = lows
-        .iter()
-        .scan(None, |prev: &mut Option<u16>, &low| {
-            let n = super::varint(super::gap(*prev, low)).1;
-            *prev = Some(low);
-            Some(n)
-        })
-        .sum();
     let len = lows.len() as u32;
-    if size > SPARSE_MAX {
-        let mut b: Box<Block> = Box::new([0; 1024]);
-        for &low in lows {
-            b[word(low.into())] |= bit(low.into());
-        }
+    if sparse_size(lows) > SPARSE_MAX {
         push_varint_u32(bytes, (len << 1) | 1);
         push_varint_u32(bytes, dense.len() as u32);
-        dense.push(b);
+        dense.push(block_of(lows));
     } else {
         push_varint_u32(bytes, len << 1);
-        let mut prev = None;
-        for &low in lows {
-            push_varint(bytes, super::gap(prev, low));
-            prev = Some(low);
-        }
+        push_sparse(bytes, lows);
     }
 }
 
@@ -79,9 +57,9 @@ pub fn unpack_set<'a>(bytes: &'a [u8], dense: &'a [Box<Block>]) -> PackedSet<'a>
     let len = header >> 1;
     let data = if header & 1 == 1 {
         let n = next_gap(&mut rest).unwrap_or(0) as usize;
-        PackedData::Dense(&dense[n])
+        ChunkData::Dense(&dense[n])
     } else {
-        PackedData::Sparse(rest.as_slice())
+        ChunkData::Sparse(rest.as_slice())
     };
     PackedSet { len, data }
 }
@@ -99,12 +77,7 @@ impl PackedSet<'_> {
 
     /// The members, ascending.
     pub fn lows(&self) -> Vec<u16> {
-        let mut out = Vec::with_capacity(self.len as usize);
-        match self.data {
-            PackedData::Sparse(bytes) => for_each_low(bytes, |v| out.push(v as u16)),
-            PackedData::Dense(b) => out.extend(crate::block::block_lows(b)),
-        }
-        out
+        self.data.lows().collect()
     }
 }
 
@@ -128,15 +101,8 @@ impl SetRef<'_> {
         match self {
             SetRef::Postings(p) => p.or_into(key, out),
             SetRef::Packed(_) | SetRef::Lows(_) if key != 0 => {}
-            SetRef::Packed(p) => match p.data {
-                PackedData::Sparse(bytes) => for_each_low(bytes, |v| out[word(v)] |= bit(v)),
-                PackedData::Dense(b) => block_or(out, b),
-            },
-            SetRef::Lows(l) => {
-                for &v in *l {
-                    out[word(v.into())] |= bit(v.into());
-                }
-            }
+            SetRef::Packed(p) => p.data.or_into(out),
+            SetRef::Lows(l) => set_bits(out, l),
         }
     }
 
@@ -145,27 +111,13 @@ impl SetRef<'_> {
         match self {
             SetRef::Postings(p) => p.and_into(key, out),
             SetRef::Packed(_) | SetRef::Lows(_) if key != 0 => out.fill(0),
-            SetRef::Packed(p) => match p.data {
-                PackedData::Sparse(bytes) => sparse_and_into(bytes, out),
-                PackedData::Dense(b) => block_and(out, b),
-            },
+            SetRef::Packed(p) => p.data.and_into(out),
             SetRef::Lows(l) => {
-                // As a sparse chunk: each word masked with its members, those between
-                // members cleared.
-                let mut at = 0;
-                let mut mask = 0;
+                let mut keep = Keep::new(out);
                 for &v in *l {
-                    let w = word(v.into());
-                    if w != at {
-                        out[at] &= mask;
-                        out[at + 1..w].fill(0);
-                        at = w;
-                        mask = 0;
-                    }
-                    mask |= bit(v.into());
+                    keep.member(v.into());
                 }
-                out[at] &= mask;
-                out[at + 1..].fill(0);
+                keep.finish();
             }
         }
     }
