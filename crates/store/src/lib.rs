@@ -22,6 +22,7 @@ pub mod ratelimit;
 pub mod reuse;
 pub mod secrets;
 pub mod transfer;
+mod tx;
 mod writes;
 
 use std::{
@@ -41,6 +42,7 @@ use sqlx::{
 pub use error::{DbResult, StoreError};
 pub use jobboard_core::{Clock, OrgId, Ts};
 pub use notices::CHANGES;
+pub use tx::{AfterCommit, Tx, TxConn};
 pub use writes::{Writer, committed_writes};
 
 /// Which engine a [`Db`] talks to.
@@ -97,111 +99,6 @@ macro_rules! dispatch_tx {
             $crate::TxConn::Postgres($t, _) => $body,
         }
     };
-}
-
-/// An open write transaction on either backend, with the clock of its database (the time
-/// its rows and events are stamped with, see [`Tx::now`]).
-pub struct Tx {
-    /// The open transaction: what [`dispatch_tx!`] runs statements on.
-    pub conn: TxConn,
-    clock: Clock,
-}
-
-/// The connection of a [`Tx`]. On PostgreSQL it also carries the notification channels to
-/// signal once it has committed (see [`Tx::notify_after_commit`]).
-pub enum TxConn {
-    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
-    Postgres(sqlx::Transaction<'static, sqlx::Postgres>, AfterCommit),
-}
-
-/// What a PostgreSQL transaction signals to every node once it has committed.
-pub struct AfterCommit {
-    pool: PgPool,
-    db_id: u64,
-    channels: Vec<&'static str>,
-}
-
-impl Tx {
-    /// A transaction of `db` on an SQLite connection begun by the caller (a queue that
-    /// commits its writes in batches).
-    pub fn sqlite(db: &Db, t: sqlx::Transaction<'static, sqlx::Sqlite>) -> Tx {
-        Tx {
-            conn: TxConn::Sqlite(t),
-            clock: db.clock.clone(),
-        }
-    }
-
-    /// The current time of the transaction's database ([`Db::now`]).
-    pub fn now(&self) -> Ts {
-        self.clock.now()
-    }
-
-    /// Which engine the transaction runs on.
-    pub fn backend(&self) -> Backend {
-        match self.conn {
-            TxConn::Sqlite(_) => Backend::Sqlite,
-            TxConn::Postgres(..) => Backend::Postgres,
-        }
-    }
-
-    /// Has every node's listener of `channel` woken once this transaction has committed
-    /// (PostgreSQL; on SQLite every write is made in this process, which wakes its own
-    /// workers). The commit's one notification (see [`notices`]) names it. The
-    /// notification is sent after the commit, outside the transaction: a `NOTIFY` inside
-    /// it would hold PostgreSQL's notification lock through the commit, so concurrent
-    /// writers would commit one at a time. Notifications of concurrent commits are shared
-    /// (one per round, see [`crate::coalesce`]).
-    pub fn notify_after_commit(&mut self, channel: &'static str) {
-        if let TxConn::Postgres(_, after) = &mut self.conn
-            && !after.channels.contains(&channel)
-        {
-            after.channels.push(channel);
-        }
-    }
-
-    pub async fn commit(self) -> DbResult<()> {
-        match self.conn {
-            TxConn::Sqlite(t) => t.commit().await?,
-            TxConn::Postgres(t, after) => {
-                t.commit().await?;
-                // Every node learns of the commit (see `Db::changes`) and wakes what it
-                // names, a moment after it: waiting for the notification would add a
-                // round trip to every write.
-                let mut topics = after.channels;
-                topics.sort_unstable();
-                let pool = after.pool;
-                let db_id = after.db_id;
-                tokio::spawn(async move { announce(&pool, db_id, topics.join(",")).await });
-            }
-        }
-        writes::wrote();
-        Ok(())
-    }
-}
-
-/// Notifies [`CHANGES`] with `topics` (comma-separated, see [`notices`]), in a round that
-/// starts after this call, shared with concurrent calls of the same topics; returns once
-/// it is sent. A failure only delays the other nodes: their workers poll, and what they
-/// reuse runs out (see [`reuse`]).
-async fn announce(pool: &PgPool, db_id: u64, topics: String) {
-    type Notifier = crate::coalesce::Coalescer<(u64, String), ()>;
-    static NOTIFIER: std::sync::LazyLock<Arc<Notifier>> = std::sync::LazyLock::new(Arc::default);
-    let pool = pool.clone();
-    NOTIFIER
-        .get((db_id, topics), move |(_, topics), _| {
-            let pool = pool.clone();
-            async move {
-                if let Err(e) = sqlx::query("SELECT pg_notify($1, $2)")
-                    .bind(CHANGES)
-                    .bind(&topics)
-                    .execute(&pool)
-                    .await
-                {
-                    tracing::debug!(error = ?e, topics, "notification not sent; listeners poll");
-                }
-            }
-        })
-        .await;
 }
 
 /// The write queues of one database, by type.
@@ -546,7 +443,17 @@ impl Db {
     /// the write itself is counted ([`committed_writes`]).
     pub async fn announce_change(&self) {
         if let Pool::Postgres(p) = &self.write {
-            announce(p, self.id, String::new()).await;
+            tx::announce(p, self.id, String::new()).await;
+        }
+    }
+
+    /// After a write through [`Db::writer`] that committed on its own (one statement,
+    /// no [`Tx`]): on PostgreSQL, has every node's listener of `channels` woken, as a
+    /// [`Tx`]'s commit does ([`Tx::notify_after_commit`]), a moment after this call
+    /// without waiting for it. Nothing on SQLite, where this process's waiters are all.
+    pub fn announce_commit(&self, channels: &[&'static str]) {
+        if let Pool::Postgres(p) = &self.write {
+            tx::announce_soon(p.clone(), self.id, channels.to_vec());
         }
     }
 

@@ -56,6 +56,27 @@ pub(crate) async fn note(
     note_all(tx, &[(org_id, page, action)]).await
 }
 
+/// The insert of search engines' notices (with [`NOTICES_TAIL`]), one statement: nothing
+/// is written for an organization without an account or with its indexing off. Followed
+/// by the time the notices are due and made (`now, FALSE, now`), then `FROM (pages) v
+/// CROSS JOIN` and the tail, where the pages are a `VALUES` list, whose columns both
+/// engines name `column1`, `column2`, ...: the Google notice's id, the IndexNow one's,
+/// the organization, the job, the path, the action, featured, the job's creation time.
+pub(crate) const NOTICES_HEAD: &str = "INSERT INTO index_notices (id, org_id, engine, job_id, path, \
+     action, featured, job_created_at, status, attempts, next_attempt_at, dirty, created_at) \
+     SELECT CASE e.engine WHEN 'google' THEN v.column1 ELSE v.column2 END, o.id, e.engine, \
+     v.column4, v.column5, v.column6, v.column7, v.column8, 'pending', 0, ";
+
+/// The end of [`NOTICES_HEAD`]'s statement.
+pub(crate) const NOTICES_TAIL: &str = " organizations o \
+     JOIN (SELECT 'google' AS engine UNION ALL SELECT 'indexnow') e \
+       ON (e.engine = 'google' AND o.google_indexing_key IS NOT NULL) \
+       OR (e.engine = 'indexnow' AND o.indexnow_key IS NOT NULL) \
+     WHERE o.id = v.column3 AND o.indexing \
+     ON CONFLICT (org_id, engine, path) WHERE status = 'pending' DO UPDATE SET \
+       action = excluded.action, featured = excluded.featured, \
+       job_created_at = excluded.job_created_at, dirty = TRUE";
+
 /// [`note`] for several pages (of one organization or several) with one statement: a
 /// batch of writes in one transaction. No two may name the same page of one organization.
 pub(crate) async fn note_all(tx: &mut Tx, notes: &[(OrgId, Page<'_>, Action)]) -> DbResult<()> {
@@ -63,24 +84,8 @@ pub(crate) async fn note_all(tx: &mut Tx, notes: &[(OrgId, Page<'_>, Action)]) -
         return Ok(());
     }
     let now = tx.now();
-    // One statement: nothing is written for an organization without an account or with
-    // its indexing off. The pages are a `VALUES` list, whose columns both engines name
-    // `column1`, `column2`, ...: the Google notice's id, the IndexNow one's, the
-    // organization, the job, the path, the action, featured, the job's creation time.
-    let head = "INSERT INTO index_notices (id, org_id, engine, job_id, path, action, featured, \
-         job_created_at, status, attempts, next_attempt_at, dirty, created_at) \
-         SELECT CASE e.engine WHEN 'google' THEN v.column1 ELSE v.column2 END, o.id, e.engine, \
-         v.column4, v.column5, v.column6, v.column7, v.column8, 'pending', 0, ";
-    let tail = " organizations o \
-         JOIN (SELECT 'google' AS engine UNION ALL SELECT 'indexnow') e \
-           ON (e.engine = 'google' AND o.google_indexing_key IS NOT NULL) \
-           OR (e.engine = 'indexnow' AND o.indexnow_key IS NOT NULL) \
-         WHERE o.id = v.column3 AND o.indexing \
-         ON CONFLICT (org_id, engine, path) WHERE status = 'pending' DO UPDATE SET \
-           action = excluded.action, featured = excluded.featured, \
-           job_created_at = excluded.job_created_at, dirty = TRUE";
     let written = dispatch_tx!(tx, t => {
-        let mut qb = sqlx::QueryBuilder::new(head);
+        let mut qb = sqlx::QueryBuilder::new(NOTICES_HEAD);
         qb.push_bind(now).push(", FALSE, ").push_bind(now).push(" FROM (");
         qb.push_values(notes, |mut row, (org_id, page, action)| {
             row.push_bind(uuid::Uuid::now_v7())
@@ -92,7 +97,7 @@ pub(crate) async fn note_all(tx: &mut Tx, notes: &[(OrgId, Page<'_>, Action)]) -
                 .push_bind(page.featured)
                 .push_bind(page.created_at);
         });
-        qb.push(") v CROSS JOIN").push(tail);
+        qb.push(") v CROSS JOIN").push(NOTICES_TAIL);
         // One page's statement is always the same text: kept prepared.
         qb.build()
             .persistent(notes.len() == 1)

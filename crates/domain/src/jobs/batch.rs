@@ -37,8 +37,16 @@ struct Queue(mpsc::UnboundedSender<Pending>);
 /// Most creations committed in one transaction.
 const MAX_BATCH: usize = 64;
 
-/// Creates `job`: batched with concurrent creations on SQLite, alone on PostgreSQL.
+/// Creates `job`: batched with concurrent creations on SQLite, alone on PostgreSQL (in
+/// one statement unless it queues mail).
 pub(super) async fn create(db: &Db, org_id: OrgId, job: Job) -> DbResult<Job> {
+    let writer = db.writer();
+    if let Pool::Postgres(pool) = &*writer
+        && !super::notices::created_with_mail(db.outgoing(), &job)
+    {
+        return store::create_at_once(db, pool, org_id, &job).await;
+    }
+    drop(writer);
     if let Pool::Sqlite(pool) = &*db.writer() {
         let queue = db.queue(|db| {
             let (tx, rx) = mpsc::unbounded_channel();

@@ -99,7 +99,12 @@ impl Event for JobEvent {
 
 /// `job.created`.
 pub fn created(job: &Job) -> Vec<JobEvent> {
-    vec![JobEvent::Detail(detail("job.created", job, None))]
+    vec![created_one(job)]
+}
+
+/// `job.created`, the one event of a creation.
+pub fn created_one(job: &Job) -> JobEvent {
+    JobEvent::Detail(detail("job.created", job, None))
 }
 
 /// `job.deleted`.

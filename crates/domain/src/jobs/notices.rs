@@ -102,7 +102,7 @@ pub(crate) async fn tell_search_engines(
 }
 
 /// What a notice of `job`, whose page is at `path`, names.
-fn page<'a>(job: &Job, path: &'a str) -> indexing::Page<'a> {
+pub(crate) fn page<'a>(job: &Job, path: &'a str) -> indexing::Page<'a> {
     indexing::Page {
         job_id: job.id,
         path,
@@ -153,6 +153,12 @@ pub(crate) async fn jobs_created(
 }
 
 /// True when the write that turned `before` into `job` put it live.
+/// Whether creating `job` queues mail ([`went_live`]: its line in the live-jobs log and
+/// its "job is live" mail, when the service sends mail).
+pub(crate) fn created_with_mail(out: Option<&Outgoing>, job: &Job) -> bool {
+    out.is_some() && goes_live(None, job)
+}
+
 fn goes_live(before: Option<&Job>, job: &Job) -> bool {
     job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active)
 }
