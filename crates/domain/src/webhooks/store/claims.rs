@@ -38,7 +38,8 @@ struct Target {
 
 /// Fans out up to `batch` undispatched events into one delivery per enabled subscription
 /// of their organization whose event matches (or is `*`) and that existed when the event
-/// occurred, and marks them dispatched, in one transaction. Returns (events, deliveries) written.
+/// occurred, and marks them dispatched (one statement), in one transaction. Returns
+/// (events, deliveries) written.
 pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
     let now = db.now();
     let lock = match db.backend() {
@@ -106,14 +107,15 @@ pub async fn fan_out(db: &Db, batch: i64) -> DbResult<(usize, usize)> {
             });
             written += chunk.len();
         }
-        dispatch_tx!(&mut tx, t => {
-            sqlx::query("UPDATE events SET dispatched_at = $2 WHERE id = $1")
-                .bind(ev.id)
-                .bind(now)
-                .execute(&mut **t)
-                .await?;
-        });
     }
+    // The batch's events marked with one statement.
+    let ids: Vec<Uuid> = events.iter().map(|ev| ev.id).collect();
+    dispatch_tx!(&mut tx, t => {
+        let mut qb = sqlx::QueryBuilder::new("UPDATE events SET dispatched_at = ");
+        qb.push_bind(now).push(" WHERE id");
+        crate::db::push_in_list(&mut qb, &ids);
+        qb.build().persistent(false).execute(&mut **t).await?;
+    });
     if written > 0 {
         // Wake the workers of every node.
         tx.notify_after_commit(OUTBOX_CHANNEL);
