@@ -8,15 +8,20 @@ use std::marker::PhantomData;
 use serde_json::{Map, Value};
 use utoipa::openapi::{
     KnownFormat, ObjectBuilder, RefOr, SchemaFormat,
-    schema::{ArrayBuilder, Schema, Type},
+    schema::{Schema, Type},
 };
 use uuid::Uuid;
 
+mod country;
+mod money;
+
 pub use super::integer::{Integer, integer_text};
 use super::{
-    Countries, countries, links,
-    values::{Money, TextEnum, Ts},
+    links,
+    values::{TextEnum, Ts},
 };
+pub use country::{Country, CountryList};
+pub use money::{Cash, Currency, UpperCurrency};
 
 /// The result of checking one value: the value, or an error code and message.
 pub type Check<T> = Result<T, (&'static str, String)>;
@@ -492,134 +497,6 @@ impl Kind for AnyJson {
         ObjectBuilder::new()
             .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
             .into()
-    }
-}
-
-/// An exact amount of money (see [`Money`]).
-pub struct Cash;
-
-impl Kind for Cash {
-    type Value = Money;
-    fn parse(v: &Value) -> Check<Money> {
-        match number_text(v) {
-            Some(text) => Money::parse(&text).map_err(|(c, m)| (c, m.to_string())),
-            None => Err(type_error("a number")),
-        }
-    }
-    fn schema() -> RefOr<Schema> {
-        RefOr::Ref(utoipa::openapi::Ref::from_schema_name("Money"))
-    }
-    fn refs(out: &mut Refs) {
-        out.push(("Money".into(), <Money as utoipa::PartialSchema>::schema()));
-    }
-}
-
-/// A three-letter currency code (ISO 4217), any case, kept upper-case.
-pub struct Currency;
-
-impl Kind for Currency {
-    type Value = String;
-    fn parse(v: &Value) -> Check<String> {
-        match v.as_str() {
-            Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_alphabetic()) => {
-                Ok(s.to_ascii_uppercase())
-            }
-            Some(_) => Err((
-                "invalid_format",
-                "Must be a three-letter currency code (ISO 4217).".to_string(),
-            )),
-            None => Err(type_error("a string")),
-        }
-    }
-    fn schema() -> RefOr<Schema> {
-        string_schema(3, 3).pattern(Some("^[A-Za-z]{3}$")).into()
-    }
-}
-
-/// A three-letter upper-case currency code (ISO 4217), exactly as sent.
-pub struct UpperCurrency;
-
-impl Kind for UpperCurrency {
-    type Value = String;
-    fn parse(v: &Value) -> Check<String> {
-        match v.as_str() {
-            Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase()) => {
-                Ok(s.to_string())
-            }
-            Some(_) => Err((
-                "invalid_format",
-                "Must be a three-letter upper-case currency code, e.g. EUR.".to_string(),
-            )),
-            None => Err(type_error("a string")),
-        }
-    }
-    fn schema() -> RefOr<Schema> {
-        string_schema(3, 3).pattern(Some("^[A-Z]{3}$")).into()
-    }
-}
-
-/// A country: its ISO 3166-1 alpha-2 code in any case, kept upper-case.
-pub struct Country;
-
-fn not_a_country(s: &str) -> (&'static str, String) {
-    (
-        "invalid_value",
-        format!("{s:?} is not a country's two-letter code (ISO 3166-1 alpha-2), such as DE or US."),
-    )
-}
-
-impl Kind for Country {
-    type Value = String;
-    fn parse(v: &Value) -> Check<String> {
-        let s = v.as_str().ok_or_else(|| type_error("a string"))?;
-        countries::code(s)
-            .map(str::to_string)
-            .ok_or_else(|| not_a_country(s))
-    }
-    fn schema() -> RefOr<Schema> {
-        string_schema(2, 2).pattern(Some("^[A-Za-z]{2}$")).into()
-    }
-}
-
-/// A list of countries: an array of ISO 3166-1 alpha-2 codes in any case, kept
-/// upper-case, each once, in the order sent. An empty array counts as none.
-pub struct CountryList;
-
-impl Kind for CountryList {
-    type Value = Countries;
-    fn parse(v: &Value) -> Check<Countries> {
-        let items = v
-            .as_array()
-            .ok_or_else(|| type_error("an array of country codes"))?;
-        if items.len() > countries::COUNTRIES.len() {
-            return Err((
-                "too_long",
-                format!(
-                    "Must name at most {} countries.",
-                    countries::COUNTRIES.len()
-                ),
-            ));
-        }
-        let mut out: Vec<String> = Vec::with_capacity(items.len());
-        for item in items {
-            let s = item
-                .as_str()
-                .ok_or_else(|| type_error("an array of country codes"))?;
-            let code = countries::code(s).ok_or_else(|| not_a_country(s))?;
-            if !out.iter().any(|c| c == code) {
-                out.push(code.to_string());
-            }
-        }
-        Ok(Countries(out))
-    }
-    fn schema() -> RefOr<Schema> {
-        ArrayBuilder::new()
-            .items(string_schema(2, 2).pattern(Some("^[A-Za-z]{2}$")))
-            .max_items(Some(countries::COUNTRIES.len()))
-            .into()
-    }
-    fn is_blank(v: &Countries) -> bool {
-        v.is_empty()
     }
 }
 

@@ -96,3 +96,37 @@ fn the_architecture_map_is_the_crate_graph() {
         }
     }
 }
+
+/// The Rust files under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The most lines a source file of the workspace has, tests included: past it, a file
+/// holds more than one thing and is split.
+const MAX_LINES: usize = 650;
+
+#[test]
+fn no_source_file_is_over_the_line_limit() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    assert!(files.len() > 100, "the workspace's files are found");
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).unwrap().lines().count();
+            let name = f.strip_prefix(&root).unwrap_or(f).display().to_string();
+            (n > MAX_LINES).then(|| format!("{name} ({n} lines)"))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
+}

@@ -52,6 +52,7 @@ mod smtp_sink;
 mod standard_webhooks;
 mod syndication;
 mod transfer;
+mod transfer_columns;
 mod upgrade;
 mod web;
 mod webhook_receiver;
