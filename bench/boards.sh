@@ -62,6 +62,10 @@ bench_workdir boards
 
 python3 bench/search_mix.py 50000 >"$WORK/mix.txt"
 export SEARCH_MIX="$WORK/mix.txt"
+if [ -n "$GROW" ]; then
+  python3 bench/grow_words.py >"$WORK/words.txt"
+  export GROW_WORDS="$WORK/words.txt"
+fi
 
 # One run of the mix against the keys of file $2 (one board, or every board), appended
 # as a RESULT line to $3.
@@ -141,9 +145,17 @@ grow() {
   BOARDS_KEYS="$WORK/keys.txt" wrk -t2 -c"$WRITERS" -d4h --timeout 10s \
     -s "$BENCH_DIR/boards_grow.lua" "$base" >"$WORK/grow-post.txt" 2>&1 &
   local writers=$!
+  local ticks=0
   while :; do
     n=$(stored "$backend" "$db")
     [ "$n" -ge "$want" ] && break
+    if ! kill -0 "$writers" 2>/dev/null; then
+      echo "the writers stopped:" >&2
+      cat "$WORK/grow-post.txt" >&2
+      exit 1
+    fi
+    ticks=$((ticks + 1))
+    [ $((ticks % 30)) = 0 ] && echo "   $n of $want jobs" >&2
     sleep 1
   done
   kill -INT "$writers" "$searchers"
