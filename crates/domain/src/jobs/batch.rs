@@ -40,29 +40,28 @@ const MAX_BATCH: usize = 64;
 /// Creates `job`: batched with concurrent creations on SQLite, alone on PostgreSQL (in
 /// one statement unless it queues mail).
 pub(super) async fn create(db: &Db, org_id: OrgId, job: Job) -> DbResult<Job> {
-    let writer = db.writer();
-    if let Pool::Postgres(pool) = &*writer
-        && !super::notices::created_with_mail(db.outgoing(), &job)
-    {
-        return store::create_at_once(db, pool, org_id, &job).await;
-    }
-    drop(writer);
-    if let Pool::Sqlite(pool) = &*db.writer() {
-        let queue = db.queue(|db| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(drain(db.without_queues(), pool.clone(), rx));
-            Queue(tx)
-        });
-        let (reply, answer) = oneshot::channel();
-        let pending = Pending {
-            org_id,
-            job: job.clone(),
-            reply,
-        };
-        if queue.0.send(pending).is_ok()
-            && let Ok(result) = answer.await
-        {
-            return result;
+    match &*db.writer() {
+        Pool::Postgres(pool) if !super::notices::created_with_mail(db.outgoing(), &job) => {
+            return store::create_at_once(db, pool, org_id, &job).await;
+        }
+        Pool::Postgres(_) => {}
+        Pool::Sqlite(pool) => {
+            let queue = db.queue(|db| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(drain(db.without_queues(), pool.clone(), rx));
+                Queue(tx)
+            });
+            let (reply, answer) = oneshot::channel();
+            let pending = Pending {
+                org_id,
+                job: job.clone(),
+                reply,
+            };
+            if queue.0.send(pending).is_ok()
+                && let Ok(result) = answer.await
+            {
+                return result;
+            }
         }
     }
     store::create_alone(db, org_id, &job).await

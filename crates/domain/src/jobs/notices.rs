@@ -152,13 +152,13 @@ pub(crate) async fn jobs_created(
     went_live(tx, out, &live).await
 }
 
-/// True when the write that turned `before` into `job` put it live.
 /// Whether creating `job` queues mail ([`went_live`]: its line in the live-jobs log and
 /// its "job is live" mail, when the service sends mail).
 pub(crate) fn created_with_mail(out: Option<&Outgoing>, job: &Job) -> bool {
     out.is_some() && goes_live(None, job)
 }
 
+/// True when the write that turned `before` into `job` put it live.
 fn goes_live(before: Option<&Job>, job: &Job) -> bool {
     job.status == JobStatus::Active && before.is_none_or(|b| b.status != JobStatus::Active)
 }
