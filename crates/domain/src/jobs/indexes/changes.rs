@@ -198,10 +198,12 @@ impl Live {
                 _ => index.remove(*key),
             }
         }
+        // Measured again after a sixteenth of its jobs (16 to 1,024), so that a small
+        // board's index is counted as it grows as well as a large one's.
         let applied = self.since_measured.fetch_add(jobs.len(), Ordering::Relaxed) + jobs.len();
-        if applied >= 1024 {
+        if applied >= (index.len() / 16).clamp(16, 1024) {
             self.since_measured.store(0, Ordering::Relaxed);
-            self.bytes.store(index.heap_bytes(), Ordering::Relaxed);
+            self.measured(index.heap_bytes());
         }
         mark
     }

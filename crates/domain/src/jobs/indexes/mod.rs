@@ -17,11 +17,13 @@
 //! halved as they age), the least recently used among equals; a new index that would
 //! push out one used more than its own organization answers the list that built it and
 //! is not kept, so a board listed now and then does not push out one listed all day.
+//! Indexes that grow as their boards do are measured as they grow, and held to the same
+//! budget the same way (`budget.rs`): past it, the least used make room, the growing one
+//! itself when every other is used more.
 
+mod budget;
 mod changes;
 mod read;
-#[cfg(test)]
-mod tests;
 
 use std::{
     collections::HashMap,
@@ -35,6 +37,7 @@ use std::{
 use jobboard_search::index::{OrgIndex, Wear};
 
 use self::{
+    budget::Room,
     changes::Mark,
     read::{build, count_jobs},
 };
@@ -74,6 +77,9 @@ pub struct Indexes {
     builds: [AtomicU64; 3],
     /// Where [`follow`]'s next read of changes starts (their `at`).
     followed: Mutex<Option<Ts>>,
+    /// Bytes every index built here holds, as last measured, until it is dropped (also
+    /// one no slot keeps, while a list still reads it): [`Live::measured`].
+    held: Arc<AtomicUsize>,
 }
 
 /// Why a node builds an organization's index.
@@ -123,18 +129,6 @@ struct Slot {
 /// The slots' uses are halved after this many uses per slot in all.
 const AGE_EVERY: u64 = 8;
 
-/// What [`Indexes::make_room`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Room {
-    /// The new index is kept (other indexes dropped if needed).
-    Kept,
-    /// Making room would drop an index used more than the new one's organization: the new
-    /// one is not kept.
-    NotNow,
-    /// Larger than the whole budget.
-    TooLarge,
-}
-
 /// A built index and what keeps it in step.
 struct Live {
     index: RwLock<OrgIndex>,
@@ -145,7 +139,9 @@ struct Live {
     started: AtomicU64,
     finished: AtomicU64,
     last_read: Mutex<Instant>,
+    /// What the index holds, as last measured; counted in the indexes' `held` too.
     bytes: AtomicUsize,
+    held: Arc<AtomicUsize>,
     since_measured: AtomicUsize,
     /// The organization's job list version read with the last changes applied (-1
     /// before the first read): a list that saw this version or an older one needs no
@@ -164,6 +160,7 @@ impl Indexes {
             since_aging: AtomicU64::new(0),
             builds: Default::default(),
             followed: Mutex::new(None),
+            held: Arc::default(),
         }
     }
 
@@ -247,68 +244,6 @@ impl Indexes {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.entry(org_id).or_default().clone()
     }
-
-    /// Makes room for `need` bytes of the organization's new index by dropping indexes
-    /// of other organizations ([`victims`]); with `always`, whatever their use.
-    fn make_room(&self, org_id: OrgId, need: usize, always: bool) -> Room {
-        if need > self.budget {
-            return Room::TooLarge;
-        }
-        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let uses = slots
-            .get(&org_id)
-            .map_or(0, |s| s.uses.load(Ordering::Relaxed));
-        let (others, lives): (Vec<Held>, Vec<&Arc<Slot>>) = slots
-            .iter()
-            .filter(|(id, _)| **id != org_id)
-            .filter_map(|(_, s)| {
-                s.live().map(|l| {
-                    let held = Held {
-                        uses: s.uses.load(Ordering::Relaxed),
-                        used: s.used.load(Ordering::Relaxed),
-                        bytes: l.bytes.load(Ordering::Relaxed),
-                    };
-                    (held, s)
-                })
-            })
-            .unzip();
-        let Some(drop) = victims(&others, need, self.budget, (!always).then_some(uses)) else {
-            return Room::NotNow;
-        };
-        for i in drop {
-            *lives[i].ready.write().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-        Room::Kept
-    }
-}
-
-/// An index held, as [`victims`] weighs it.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    uses: u64,
-    used: u64,
-    bytes: usize,
-}
-
-/// Which of the indexes `held` to drop so that `need` more bytes fit in `budget`: the
-/// least used first, the least recently used among equals (their positions in `held`).
-/// `None` when that would drop an index used more often than `uses` (when given).
-fn victims(held: &[Held], need: usize, budget: usize, uses: Option<u64>) -> Option<Vec<usize>> {
-    let mut total: usize = held.iter().map(|h| h.bytes).sum::<usize>() + need;
-    let mut order: Vec<usize> = (0..held.len()).collect();
-    order.sort_by_key(|&i| (held[i].uses, held[i].used));
-    let mut drop = Vec::new();
-    for i in order {
-        if total <= budget {
-            break;
-        }
-        if uses.is_some_and(|u| held[i].uses > u) {
-            return None;
-        }
-        drop.push(i);
-        total -= held[i].bytes;
-    }
-    Some(drop)
 }
 
 impl Slot {
@@ -363,6 +298,7 @@ pub(super) async fn find(
         },
     };
     live.catch_up(db, org_id, seen).await?;
+    indexes.keep_within(org_id, &slot, &live);
     if live.broken.load(Ordering::Relaxed) {
         slot.refused.store(true, Ordering::Relaxed);
         *slot.ready.write().unwrap_or_else(|e| e.into_inner()) = None;
@@ -477,11 +413,13 @@ async fn build_into(
         started: AtomicU64::new(0),
         finished: AtomicU64::new(0),
         last_read: Mutex::new(Instant::now()),
-        bytes: AtomicUsize::new(bytes),
+        bytes: AtomicUsize::new(0),
+        held: indexes.held.clone(),
         since_measured: AtomicUsize::new(0),
         version: AtomicI64::new(-1),
         broken: AtomicBool::new(false),
     });
+    live.measured(bytes);
     live.catch_up(db, org_id, None).await?;
     slot.refused.store(false, Ordering::Relaxed);
     slot.built.store(true, Ordering::Relaxed);
@@ -498,6 +436,7 @@ pub async fn keep_up(db: &Db) -> DbResult<()> {
     let indexes = Indexes::of(db);
     for (org_id, live) in indexes.lives() {
         live.catch_up(db, org_id, None).await?;
+        indexes.keep_within(org_id, &indexes.entry(org_id), &live);
     }
     Ok(())
 }
@@ -535,6 +474,7 @@ pub async fn follow(db: &Db) -> DbResult<()> {
         let slot = indexes.entry(org_id);
         if let Some(live) = slot.live() {
             live.catch_up(db, org_id, None).await?;
+            indexes.keep_within(org_id, &slot, &live);
         } else if !slot.refused.load(Ordering::Relaxed)
             && slot.build.try_lock().is_ok()
             && count_jobs(db, org_id).await? > BUILD_INLINE
