@@ -145,7 +145,7 @@ grow() {
   BOARDS_KEYS="$WORK/keys.txt" wrk -t2 -c"$WRITERS" -d4h --timeout 10s \
     -s "$BENCH_DIR/boards_grow.lua" "$base" >"$WORK/grow-post.txt" 2>&1 &
   local writers=$!
-  local ticks=0
+  local ticks=0 held b
   while :; do
     n=$(stored "$backend" "$db")
     [ "$n" -ge "$want" ] && break
@@ -155,7 +155,10 @@ grow() {
       exit 1
     fi
     ticks=$((ticks + 1))
-    [ $((ticks % 30)) = 0 ] && echo "   $n of $want jobs" >&2
+    if [ $((ticks % 30)) = 0 ]; then
+      read -r held b _ < <(index_state "$base")
+      echo "   $n of $want jobs, $(rss_mb "$server") MB resident, $held indexes of $((b / 1048576)) MiB" >&2
+    fi
     sleep 1
   done
   kill -INT "$writers" "$searchers"
