@@ -58,8 +58,10 @@ impl Indexes {
     /// After the organization's index `live` (in `slot`) applied changes: when the
     /// indexes together hold more than the budget, makes room for it as for a new one of
     /// its size, or, when that would drop an index used more than it (or it alone is past
-    /// the budget), drops it from its slot: its lists are answered by SQL until it is built
-    /// again. Nothing but one load while the indexes fit.
+    /// the budget), drops it from its slot: its board's next list builds it again (as a
+    /// first list does: at once for a small board, in the background for a large one,
+    /// SQL answering meanwhile), unless it alone is past the budget. Nothing but one load
+    /// while the indexes fit.
     pub(super) fn keep_within(&self, org_id: OrgId, slot: &Slot, live: &Arc<Live>) {
         if self.held.load(Ordering::Relaxed) <= self.budget {
             return;
